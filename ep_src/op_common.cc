@@ -1,0 +1,218 @@
+#include "op_common.h"
+
+#include <array>
+#include <cmath>
+#include <mutex>
+
+namespace fp8ort {
+
+const float* fp8_decode_table(Fp8Format fmt) {
+  static std::array<std::array<float, 256>, kNumFp8Formats> tables;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int f = 0; f < kNumFp8Formats; ++f) {
+      for (int v = 0; v < 256; ++v) {
+        tables[f][v] = decode_fp8_slow(static_cast<uint8_t>(v), static_cast<Fp8Format>(f));
+      }
+    }
+  });
+  return tables[static_cast<int>(fmt)].data();
+}
+
+bool is_fp8_type(ONNXTensorElementDataType t) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2 ||
+         t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ;
+}
+
+bool is_high_precision_type(ONNXTensorElementDataType t) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ||
+         t == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16;
+}
+
+Fp8Format fp8_format_of(ONNXTensorElementDataType t) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2: return Fp8Format::kE5M2;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ: return Fp8Format::kE4M3FNUZ;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ: return Fp8Format::kE5M2FNUZ;
+    default: return Fp8Format::kE4M3FN;
+  }
+}
+
+void require_type(const Tensor& t, const char* name, bool ok, const char* expected) {
+  if (!ok) {
+    fail(std::string("input ") + name + " has element type " + type_name(t.type) + "; expected " + expected);
+  }
+}
+
+float read_scalar_scale(const Tensor& t, const char* name) {
+  if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scalar scale > 0");
+  require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  if (t.size != 1) {
+    fail(std::string("input ") + name + " must be a float32 scalar (one element); got shape " + shape_str(t.shape));
+  }
+  float s = static_cast<const float*>(t.data)[0];
+  if (!(std::isfinite(s) && s > 0.0f)) {
+    fail(std::string("input ") + name + " must be finite and > 0; got " + std::to_string(s));
+  }
+  return s;
+}
+
+std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t channels) {
+  if (!t.present()) fail(std::string("input ") + name + " is missing; give float32 scales of shape [1] or [channels]");
+  require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  if (t.shape.size() > 1 || (t.size != 1 && t.size != channels)) {
+    fail(std::string("input ") + name + " must have shape [1] or [" + std::to_string(channels) + "]; got " +
+         shape_str(t.shape));
+  }
+  const float* p = static_cast<const float*>(t.data);
+  std::vector<float> out(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    float s = p[t.size == 1 ? 0 : c];
+    if (!(std::isfinite(s) && s > 0.0f)) {
+      fail(std::string("input ") + name + "[" + std::to_string(t.size == 1 ? 0 : c) + "] must be finite and > 0; got " +
+           std::to_string(s));
+    }
+    out[static_cast<size_t>(c)] = s;
+  }
+  return out;
+}
+
+CommonAttrs parse_common_attrs(const OrtKernelInfo* info) {
+  CommonAttrs a;
+  std::string act = attr_string(info, "activation", "");
+  if (act == "Relu") {
+    a.relu = true;
+  } else if (!act.empty()) {
+    fail("attribute activation must be \"\" or \"Relu\"; got \"" + act + "\"");
+  }
+  int64_t dt = attr_int(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  auto t = static_cast<ONNXTensorElementDataType>(dt);
+  if (!(is_high_precision_type(t) || is_fp8_type(t))) {
+    fail("attribute output_dtype=" + std::to_string(dt) +
+         " is not allowed; use FLOAT (1), FLOAT16 (10), BFLOAT16 (16) or an FP8 type (17-20)");
+  }
+  a.output_type = t;
+  return a;
+}
+
+Epilogue make_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, float x_scale, const std::vector<float>& w_scale,
+                       const std::vector<int64_t>& y_shape, int64_t channels, const char* bias_name) {
+  Epilogue e;
+  e.relu = attrs.relu;
+  e.channel_scale.resize(w_scale.size());
+  for (size_t c = 0; c < w_scale.size(); ++c) e.channel_scale[c] = x_scale * w_scale[c];
+
+  Tensor b = input(ctx, 4);
+  if (b.present()) {
+    require_type(b, bias_name, b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+    if (b.size != channels || b.shape.size() != 1) {
+      fail(std::string("input ") + bias_name + " must have shape [" + std::to_string(channels) + "]; got " +
+           shape_str(b.shape));
+    }
+    e.bias = static_cast<const float*>(b.data);
+  }
+  Tensor z = input(ctx, 5);
+  Tensor zs = input(ctx, 6);
+  if (z.present()) {
+    require_type(z, "Z", is_high_precision_type(z.type) || is_fp8_type(z.type),
+                 "float32, float16, bfloat16 or an FP8 type");
+    if (z.shape != y_shape) {
+      fail("input Z must have the output's shape " + shape_str(y_shape) + "; got " + shape_str(z.shape));
+    }
+    e.z = z.data;
+    e.z_type = z.type;
+    if (zs.present()) {
+      e.z_scale = read_scalar_scale(zs, "z_scale");
+      e.has_z_scale = true;
+    } else if (is_fp8_type(z.type)) {
+      fail("input Z is FP8 and needs z_scale (input 6); give its float32 scale");
+    }
+  } else if (zs.present()) {
+    fail("input z_scale is given without Z; drop it or give the residual Z");
+  }
+  Tensor ys = input(ctx, 7);
+  e.out.type = attrs.output_type;
+  if (is_fp8_type(attrs.output_type)) {
+    if (!ys.present()) {
+      fail(std::string("output_dtype is ") + type_name(attrs.output_type) +
+           " and needs y_scale (input 7); give the float32 output scale");
+    }
+    e.out.y_scale = read_scalar_scale(ys, "y_scale");
+  }
+  return e;
+}
+
+ConvAttrs parse_conv_attrs(const OrtKernelInfo* info) {
+  ConvAttrs a;
+  std::string auto_pad = attr_string(info, "auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET") fail("attribute auto_pad=" + auto_pad + " is not supported; give explicit pads");
+  std::vector<int64_t> v = attr_ints(info, "strides");
+  if (!v.empty()) a.strides = v;
+  v = attr_ints(info, "pads");
+  if (!v.empty()) a.pads = v;
+  v = attr_ints(info, "dilations");
+  if (!v.empty()) a.dilations = v;
+  a.kernel_shape = attr_ints(info, "kernel_shape");
+  a.group = attr_int(info, "group", 1);
+  std::string layout = attr_string(info, "layout", "NCHW");
+  if (layout == "NHWC") {
+    a.nhwc = true;
+  } else if (layout != "NCHW") {
+    fail("attribute layout must be \"NCHW\" or \"NHWC\"; got \"" + layout + "\"");
+  }
+  if (a.strides.size() != 2 || a.strides[0] < 1 || a.strides[1] < 1) {
+    fail("attribute strides must be two integers >= 1; got " + shape_str(a.strides));
+  }
+  if (a.dilations.size() != 2 || a.dilations[0] < 1 || a.dilations[1] < 1) {
+    fail("attribute dilations must be two integers >= 1; got " + shape_str(a.dilations));
+  }
+  if (a.pads.size() != 4) fail("attribute pads must have 4 values [top, left, bottom, right]; got " + shape_str(a.pads));
+  for (int64_t p : a.pads) {
+    if (p < 0) fail("attribute pads must be >= 0; got " + shape_str(a.pads));
+  }
+  if (a.group < 1) fail("attribute group must be >= 1; got " + std::to_string(a.group));
+  if (!a.kernel_shape.empty() && a.kernel_shape.size() != 2) {
+    fail("attribute kernel_shape must have 2 values; got " + shape_str(a.kernel_shape));
+  }
+  return a;
+}
+
+ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws) {
+  if (xs.size() != 4) {
+    fail(std::string("input X must be 4-D (") + (a.nhwc ? "NHWC" : "NCHW") + "); got shape " + shape_str(xs));
+  }
+  if (ws.size() != 4) fail("input W must be 4-D [M, C/group, kH, kW]; got shape " + shape_str(ws));
+  ConvShape s{};
+  s.n = xs[0];
+  s.c = a.nhwc ? xs[3] : xs[1];
+  s.h = a.nhwc ? xs[1] : xs[2];
+  s.w = a.nhwc ? xs[2] : xs[3];
+  s.m = ws[0];
+  s.kh = ws[2];
+  s.kw = ws[3];
+  s.group = a.group;
+  if (s.m % a.group != 0) {
+    fail("W has " + std::to_string(s.m) + " output channels, not divisible by group=" + std::to_string(a.group));
+  }
+  if (ws[1] * a.group != s.c) {
+    fail("X has " + std::to_string(s.c) + " channels but W " + shape_str(ws) + " with group=" +
+         std::to_string(a.group) + " expects " + std::to_string(ws[1] * a.group));
+  }
+  if (!a.kernel_shape.empty() && (a.kernel_shape[0] != s.kh || a.kernel_shape[1] != s.kw)) {
+    fail("attribute kernel_shape " + shape_str(a.kernel_shape) + " does not match W " + shape_str(ws));
+  }
+  const int64_t eff_h = a.dilations[0] * (s.kh - 1) + 1;
+  const int64_t eff_w = a.dilations[1] * (s.kw - 1) + 1;
+  const int64_t ph = s.h + a.pads[0] + a.pads[2];
+  const int64_t pw = s.w + a.pads[1] + a.pads[3];
+  if (ph < eff_h || pw < eff_w) {
+    fail("the kernel (" + std::to_string(eff_h) + "x" + std::to_string(eff_w) + " with dilation) is larger than the padded input " +
+         std::to_string(ph) + "x" + std::to_string(pw));
+  }
+  s.oh = (ph - eff_h) / a.strides[0] + 1;
+  s.ow = (pw - eff_w) / a.strides[1] + 1;
+  s.y_shape = a.nhwc ? std::vector<int64_t>{s.n, s.oh, s.ow, s.m} : std::vector<int64_t>{s.n, s.m, s.oh, s.ow};
+  return s;
+}
+
+}  // namespace fp8ort

@@ -1,0 +1,107 @@
+// What every com.fp8ort kernel shares, whatever device runs it: element types, input checks with messages
+// that name the op, the input and the fix, attribute parsing, and the float32 epilogue of the contract.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fp8_numerics.h"
+#include "ort_api.h"
+
+namespace fp8ort {
+
+bool is_fp8_type(ONNXTensorElementDataType t);
+bool is_high_precision_type(ONNXTensorElementDataType t);  // float32, float16, bfloat16
+Fp8Format fp8_format_of(ONNXTensorElementDataType t);       // requires is_fp8_type(t)
+
+// Loads element i of a float32/float16/bfloat16/FP8 buffer as float32 (exact).
+inline float load_float(const void* data, ONNXTensorElementDataType type, int64_t i) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return static_cast<const float*>(data)[i];
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return f16_to_f32(static_cast<const uint16_t*>(data)[i]);
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return bf16_to_f32(static_cast<const uint16_t*>(data)[i]);
+    default: return fp8_decode_table(fp8_format_of(type))[static_cast<const uint8_t*>(data)[i]];
+  }
+}
+
+// Where an op's output goes: its element type, and for FP8 the scale it is quantized with.
+struct OutputSpec {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  float y_scale = 1.0f;
+  void store(void* data, int64_t i, float v) const {
+    switch (type) {
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: static_cast<float*>(data)[i] = v; break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: static_cast<uint16_t*>(data)[i] = f32_to_f16(v); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: static_cast<uint16_t*>(data)[i] = f32_to_bf16(v); break;
+      default: static_cast<uint8_t*>(data)[i] = encode_fp8(v / y_scale, fp8_format_of(type), true); break;
+    }
+  }
+};
+
+// The float32 epilogue of FP8Conv/FP8MatMul, applied to one exact accumulator value.
+struct Epilogue {
+  std::vector<float> channel_scale;  // x_scale * w_scale[c]
+  const float* bias = nullptr;       // [channels] or null
+  const void* z = nullptr;           // residual, same layout as Y, or null
+  ONNXTensorElementDataType z_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  bool has_z_scale = false;
+  float z_scale = 1.0f;
+  bool relu = false;
+  OutputSpec out;
+
+  // acc: exact sum of FP8 products; c: output channel; i: flat output index.
+  inline void apply(double acc, int64_t c, int64_t i, void* y) const {
+    float v = static_cast<float>(acc + 0.0) * channel_scale[c];
+    if (bias != nullptr) v = v + bias[c];
+    if (z != nullptr) {
+      float zv = load_float(z, z_type, i);
+      if (has_z_scale) zv = zv * z_scale;
+      v = v + zv;
+    }
+    if (relu && v < 0.0f) v = 0.0f;
+    out.store(y, i, v);
+  }
+};
+
+// Names an op node in messages: "FP8Conv 'conv1'".
+struct OpContext {
+  std::string op;
+  std::string node;
+  std::string where() const { return node.empty() ? op : op + " '" + node + "'"; }
+};
+
+// Input checks. Each throws OpError naming the input and the fix.
+float read_scalar_scale(const Tensor& t, const char* name);
+std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t channels);
+void require_type(const Tensor& t, const char* name, bool ok, const char* expected);
+
+// Attributes shared by both ops: activation, output_dtype, and their checks.
+struct CommonAttrs {
+  bool relu = false;
+  ONNXTensorElementDataType output_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+};
+CommonAttrs parse_common_attrs(const OrtKernelInfo* info);
+
+// Builds the epilogue from inputs B/C, Z, z_scale, y_scale (indices 4..7) and checks them.
+Epilogue make_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, float x_scale, const std::vector<float>& w_scale,
+                       const std::vector<int64_t>& y_shape, int64_t channels, const char* bias_name);
+
+// FP8Conv geometry (2-D), validated once the input shape is known.
+struct ConvAttrs {
+  std::vector<int64_t> strides{1, 1}, pads{0, 0, 0, 0}, dilations{1, 1}, kernel_shape;
+  int64_t group = 1;
+  bool nhwc = false;
+};
+ConvAttrs parse_conv_attrs(const OrtKernelInfo* info);
+
+struct ConvShape {
+  int64_t n, c, h, w;  // input
+  int64_t m, kh, kw;   // weight [m, c/group, kh, kw]
+  int64_t oh, ow;      // output
+  int64_t group;
+  std::vector<int64_t> y_shape;
+};
+ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& w_shape);
+
+}  // namespace fp8ort

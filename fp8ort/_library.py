@@ -1,0 +1,46 @@
+"""Where the native library lives, and registering it with ONNX Runtime."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+EP_NAME = "Fp8OrtExecutionProvider"
+_LIB_NAME = "libfp8ort.so"
+_registered: set[str] = set()
+
+
+def get_library_path() -> str:
+    """Path of ``libfp8ort.so``; the ``FP8ORT_LIBRARY`` environment variable overrides it (dev builds)."""
+    override = os.environ.get("FP8ORT_LIBRARY")
+    if override:
+        if not Path(override).is_file():
+            raise FileNotFoundError(f"FP8ORT_LIBRARY={override!r} does not name a file; unset it or fix the path")
+        return str(Path(override).resolve())
+    path = Path(__file__).resolve().parent / _LIB_NAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: fp8ort was not built. Install it with `pip install .` from the source tree, "
+            "or point FP8ORT_LIBRARY at a dev build of libfp8ort.so"
+        )
+    return str(path)
+
+
+def get_ep_name() -> str:
+    """Name under which the plugin execution provider registers."""
+    return EP_NAME
+
+
+def get_ep_names() -> list[str]:
+    """All execution-provider names the library offers."""
+    return [EP_NAME]
+
+
+def register(registration_name: str = "fp8ort") -> str:
+    """Register the library as a plugin-EP library with onnxruntime (idempotent); returns the name used."""
+    import onnxruntime as ort
+
+    if registration_name not in _registered:
+        ort.register_execution_provider_library(registration_name, get_library_path())
+        _registered.add(registration_name)
+    return registration_name

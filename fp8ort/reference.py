@@ -1,0 +1,187 @@
+"""NumPy reference semantics of the ``com.fp8ort`` ops: the oracle every kernel is tested against.
+
+Every op follows one recipe (DESIGN.md):
+
+1. ``qx = q(X, x_scale)`` into the weight's FP8 format (or X as given when it is already FP8);
+2. ``acc = sum(qx * qw)`` over the reduction: products of FP8 values summed exactly (float64 holds the exact
+   sum of E4M3 products for reductions up to 2**17 terms), then rounded once to float32;
+3. the float32 epilogue, in this order: ``y = acc * (x_scale * w_scale[m])``; ``y += B[m]``;
+   ``y += deq(Z)`` (FP8 Z times z_scale, high-precision Z times z_scale when one is given); ``Relu``
+   as ``y < 0 ? 0 : y``;
+4. the output: ``q(y, y_scale)`` for an FP8 ``output_dtype``, else a round-to-nearest-even cast.
+
+Because the reduction is exact, any kernel that sums exactly and follows the same float32 epilogue is
+bit-identical to this reference; a kernel that accumulates in float32 differs only by its rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+from onnx import TensorProto
+
+from . import numerics as nx
+
+ACTIVATIONS = ("", "Relu")
+LAYOUTS = ("NCHW", "NHWC")
+
+
+def _quantized_operand(x: np.ndarray, scale: Optional[np.ndarray], fmt: nx.FP8Format, name: str) -> np.ndarray:
+    """FP8 values of an activation operand, as float64 (exact)."""
+    if nx.is_fp8(x.dtype):
+        return x.astype(np.float64)
+    if scale is None:
+        raise ValueError(f"{name} is high precision and needs its scale")
+    return nx.quantize(x, scale, fmt).astype(np.float64)
+
+
+def _epilogue(
+    acc: np.ndarray,
+    scale: np.ndarray,
+    channel_axis: int,
+    B: Optional[np.ndarray],
+    Z: Optional[np.ndarray],
+    z_scale: Optional[np.ndarray],
+    y_scale: Optional[np.ndarray],
+    activation: str,
+    output_dtype: int,
+) -> np.ndarray:
+    """Steps 3 and 4 of the recipe; ``acc`` is the exact float64 sum, ``scale`` is per channel float32."""
+    shape = [1] * acc.ndim
+    shape[channel_axis] = -1
+    y = (acc + 0.0).astype(np.float32)  # +0.0 makes an all-(-0) sum +0, as a kernel starting from +0 does
+    y = y * scale.reshape(shape)
+    if B is not None:
+        y = y + np.asarray(B, dtype=np.float32).reshape(shape)
+    if Z is not None:
+        z = np.asarray(Z).astype(np.float32)
+        if z_scale is not None:
+            z = z * np.float32(np.asarray(z_scale, dtype=np.float32).reshape(()))
+        elif nx.is_fp8(Z.dtype):
+            raise ValueError("an FP8 residual Z needs z_scale")
+        y = y + z
+    if activation == "Relu":
+        y = np.where(y < 0, np.float32(0.0), y).astype(np.float32)
+    elif activation != "":
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    if nx.is_fp8(output_dtype):
+        if y_scale is None:
+            raise ValueError("an FP8 output_dtype needs y_scale")
+        return nx.quantize(y, y_scale, nx.get_format(output_dtype))
+    return y.astype(nx.onnx_to_numpy_dtype(output_dtype))
+
+
+def _channel_scale(x_scale: np.ndarray, w_scale: np.ndarray, channels: int) -> np.ndarray:
+    xs = np.float32(np.asarray(x_scale, dtype=np.float32).reshape(()))
+    ws = np.asarray(w_scale, dtype=np.float32).reshape(-1)
+    if ws.size == 1:
+        ws = np.full(channels, ws[0], dtype=np.float32)
+    if ws.size != channels:
+        raise ValueError(f"w_scale has {ws.size} values, expected 1 or {channels}")
+    return (xs * ws).astype(np.float32)
+
+
+def conv_output_size(size: int, k: int, stride: int, pad_begin: int, pad_end: int, dilation: int) -> int:
+    """Output extent of one spatial axis, as ONNX Conv defines it."""
+    return (size + pad_begin + pad_end - dilation * (k - 1) - 1) // stride + 1
+
+
+def fp8_conv(
+    X: np.ndarray,
+    W: np.ndarray,
+    x_scale: np.ndarray,
+    w_scale: np.ndarray,
+    B: Optional[np.ndarray] = None,
+    Z: Optional[np.ndarray] = None,
+    z_scale: Optional[np.ndarray] = None,
+    y_scale: Optional[np.ndarray] = None,
+    *,
+    strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0),
+    dilations: Sequence[int] = (1, 1),
+    group: int = 1,
+    activation: str = "",
+    layout: str = "NCHW",
+    output_dtype: int = TensorProto.FLOAT,
+) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8Conv`` (2-D). W is ``[M, C/group, kH, kW]`` in an FP8 dtype."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    fmt = nx.get_format(W.dtype)
+    qx = _quantized_operand(np.asarray(X), x_scale, fmt, "X")
+    if layout == "NHWC":
+        qx = qx.transpose(0, 3, 1, 2)
+    n, c, h, w = qx.shape
+    m, cg, kh, kw = W.shape
+    if c != cg * group or m % group:
+        raise ValueError(f"channels do not fit: X has {c}, W is {W.shape}, group={group}")
+    sh, sw = strides
+    dh, dw = dilations
+    pt, pl, pb, pr = pads
+    oh = conv_output_size(h, kh, sh, pt, pb, dh)
+    ow = conv_output_size(w, kw, sw, pl, pr, dw)
+    xp = np.zeros((n, c, h + pt + pb, w + pl + pr), dtype=np.float64)
+    xp[:, :, pt : pt + h, pl : pl + w] = qx
+    # cols[n, c, i, j, oh, ow]: the input value under kernel tap (i, j) for each output position
+    cols = np.empty((n, c, kh, kw, oh, ow), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            hs, ws_ = i * dh, j * dw
+            cols[:, :, i, j] = xp[:, :, hs : hs + sh * (oh - 1) + 1 : sh, ws_ : ws_ + sw * (ow - 1) + 1 : sw]
+    wq = W.astype(np.float64)
+    mg = m // group
+    acc = np.empty((n, m, oh * ow), dtype=np.float64)
+    for g in range(group):
+        cg_cols = cols[:, g * cg : (g + 1) * cg].reshape(n, cg * kh * kw, oh * ow)
+        wg = wq[g * mg : (g + 1) * mg].reshape(mg, cg * kh * kw)
+        acc[:, g * mg : (g + 1) * mg] = np.matmul(wg, cg_cols)
+    acc = acc.reshape(n, m, oh, ow)
+    zz = None
+    if Z is not None:
+        zz = np.asarray(Z)
+        if layout == "NHWC":
+            zz = zz.transpose(0, 3, 1, 2)
+    y = _epilogue(acc, _channel_scale(x_scale, w_scale, m), 1, B, zz, z_scale, y_scale, activation, output_dtype)
+    return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if layout == "NHWC" else y
+
+
+def fp8_matmul(
+    A: np.ndarray,
+    B: np.ndarray,
+    a_scale: np.ndarray,
+    b_scale: np.ndarray,
+    C: Optional[np.ndarray] = None,
+    Z: Optional[np.ndarray] = None,
+    z_scale: Optional[np.ndarray] = None,
+    y_scale: Optional[np.ndarray] = None,
+    *,
+    transB: int = 0,
+    activation: str = "",
+    output_dtype: int = TensorProto.FLOAT,
+) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8MatMul``: ``A [..., K] @ B [K, N]`` (``[N, K]`` with transB=1)."""
+    fmt = nx.get_format(B.dtype)
+    qa = _quantized_operand(np.asarray(A), a_scale, fmt, "A")
+    bq = B.astype(np.float64)
+    if transB:
+        bq = bq.T
+    k, n = bq.shape
+    if qa.shape[-1] != k:
+        raise ValueError(f"A's last dimension {qa.shape[-1]} does not match K={k}")
+    acc = np.matmul(qa, bq)
+    return _epilogue(acc, _channel_scale(a_scale, b_scale, n), acc.ndim - 1, C, Z, z_scale, y_scale, activation,
+                     output_dtype)
+
+
+def fp8_quantize(X: np.ndarray, scale: np.ndarray, *, output_dtype: int = TensorProto.FLOAT8E4M3FN,
+                 saturate: int = 1) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8Quantize``: ``q(X, scale)`` (no clipping when saturate=0)."""
+    xs = np.asarray(X).astype(np.float32) / np.float32(np.asarray(scale, dtype=np.float32).reshape(()))
+    return nx.encode(xs.astype(np.float32), nx.get_format(output_dtype), saturate=bool(saturate))
+
+
+def fp8_dequantize(X: np.ndarray, scale: np.ndarray, *, output_dtype: int = TensorProto.FLOAT) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8Dequantize``: ``deq(X, scale)`` cast to ``output_dtype``."""
+    y = nx.dequantize(X, np.asarray(scale, dtype=np.float32).reshape(()))
+    return y.astype(nx.onnx_to_numpy_dtype(output_dtype))

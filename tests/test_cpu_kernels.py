@@ -1,0 +1,224 @@
+"""FP8Conv and FP8MatMul CPU kernels against the NumPy reference, over a matrix of shapes and attributes.
+
+Inputs are fresh random values (a few far past the FP8 range), outputs are bound to poisoned buffers. The CPU
+kernels sum FP8 products exactly, so outputs must equal the reference bit for bit (and SQNR >= 40 dB).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from fp8ort import numerics as nx
+from fp8ort import ops, reference
+
+from ._util import HP_TYPES, activations, assert_matches, fp8_weights, run_poisoned
+
+F32, F16, BF16 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16
+E4M3, E4M3FNUZ, E5M2 = TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2
+
+
+@dataclasses.dataclass(frozen=True)
+class ConvCase:
+    n: int
+    c: int
+    hw: tuple
+    m: int
+    k: tuple
+    stride: tuple = (1, 1)
+    pads: tuple = (0, 0, 0, 0)
+    dil: tuple = (1, 1)
+    group: int = 1
+
+    def __str__(self) -> str:
+        s = f"n{self.n}c{self.c}h{self.hw[0]}w{self.hw[1]}m{self.m}k{self.k[0]}x{self.k[1]}"
+        if self.stride != (1, 1):
+            s += f"s{self.stride[0]}{self.stride[1]}"
+        if any(self.pads):
+            s += "p" + "".join(map(str, self.pads))
+        if self.dil != (1, 1):
+            s += f"d{self.dil[0]}{self.dil[1]}"
+        if self.group != 1:
+            s += f"g{self.group}"
+        return s
+
+
+CONV_CASES = [
+    ConvCase(1, 8, (10, 10), 16, (3, 3), pads=(1, 1, 1, 1)),
+    ConvCase(2, 3, (17, 13), 10, (7, 7), stride=(2, 2), pads=(3, 3, 3, 3)),  # stem-like, odd sizes
+    ConvCase(1, 16, (9, 9), 24, (1, 1)),
+    ConvCase(2, 12, (8, 11), 12, (3, 3), pads=(1, 1, 1, 1), group=12),  # depthwise
+    ConvCase(1, 12, (7, 7), 12, (5, 5), stride=(2, 2), pads=(2, 1, 2, 1), group=12),  # depthwise, asymmetric pads
+    ConvCase(1, 8, (12, 12), 16, (3, 3), pads=(2, 2, 2, 2), dil=(2, 2), group=2),  # grouped + dilated
+    ConvCase(1, 20, (6, 5), 40, (3, 1), stride=(1, 2), pads=(1, 0, 1, 0), group=4),
+    ConvCase(1, 5, (1, 1), 7, (1, 1)),  # tiny
+    ConvCase(3, 32, (14, 14), 70, (3, 3), stride=(2, 2), pads=(1, 1, 1, 1)),  # larger, M not a tile multiple
+]
+
+# (x dtype, output dtype, bias, residual, relu, layout): a spread over the contract's options.
+CONV_VARIANTS = [
+    (F32, F32, True, None, True, "NCHW"),
+    (F16, F16, False, F16, False, "NCHW"),
+    (F32, E4M3, True, E4M3, True, "NCHW"),
+    (E4M3, E4M3, True, None, True, "NHWC"),
+    (BF16, F32, True, F32, True, "NHWC"),
+    (F32, BF16, False, E4M3, False, "NHWC"),
+    (E4M3, F16, True, F32, False, "NCHW"),
+]
+
+
+def _variant_id(v) -> str:
+    names = {F32: "f32", F16: "f16", BF16: "bf16", E4M3: "e4m3", E4M3FNUZ: "e4m3fnuz", E5M2: "e5m2", None: "none"}
+    x, out, bias, z, relu, layout = v
+    return f"x{names[x]}-y{names[out]}-{'b' if bias else 'nob'}-z{names[z]}-{'relu' if relu else 'lin'}-{layout}"
+
+
+def _make_tensor(rng, shape, onnx_type, scale):
+    """A random input of the given type: high precision, or already quantized FP8 with ``scale``."""
+    if nx.is_fp8(onnx_type):
+        return nx.quantize(activations(rng, shape, scale, np.float32), scale, nx.get_format(onnx_type))
+    return activations(rng, shape, scale, HP_TYPES[onnx_type])
+
+
+def _conv_inputs(rng, case: ConvCase, variant, wfmt=nx.E4M3FN):
+    x_type, out_type, bias, z_type, relu, layout = variant
+    x_scale = np.float32(rng.uniform(0.01, 0.1))
+    xshape = (case.n, case.c, *case.hw) if layout == "NCHW" else (case.n, *case.hw, case.c)
+    x = _make_tensor(rng, xshape, x_type, x_scale)
+    w, w_scale = fp8_weights(rng, (case.m, case.c // case.group, *case.k), wfmt)
+    inputs = {"X": x, "W": w, "x_scale": x_scale, "w_scale": w_scale}
+    if bias:
+        inputs["B"] = rng.standard_normal(case.m).astype(np.float32)
+    # the reference gives the output shape; residual and y_scale follow from it
+    probe = reference.fp8_conv(x, w, x_scale, w_scale, strides=case.stride, pads=case.pads, dilations=case.dil,
+                               group=case.group, layout=layout)
+    if z_type is not None:
+        z_scale = np.float32(rng.uniform(0.05, 0.5))
+        inputs["Z"] = _make_tensor(rng, probe.shape, z_type, z_scale / 60)
+        if nx.is_fp8(z_type):
+            inputs["z_scale"] = z_scale
+    if nx.is_fp8(out_type):
+        inputs["y_scale"] = np.float32(np.abs(probe).max() / 300 + 1e-3)
+    attrs = dict(strides=list(case.stride), pads=list(case.pads), dilations=list(case.dil), group=case.group,
+                 activation="Relu" if relu else "", layout=layout)
+    return inputs, attrs, out_type
+
+
+@pytest.mark.parametrize("variant", CONV_VARIANTS, ids=_variant_id)
+@pytest.mark.parametrize("case", CONV_CASES, ids=str)
+def test_fp8_conv(case, variant, rng, library):
+    inputs, attrs, out_type = _conv_inputs(rng, case, variant)
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
+    ref_kwargs = {k: v for k, v in attrs.items() if k not in ("strides",)}
+    expected = reference.fp8_conv(**inputs, strides=attrs["strides"], output_dtype=out_type, **ref_kwargs)
+    got = run_poisoned(model, {"X": inputs["X"]}, expected.shape, out_type, library)
+    assert_matches(got, expected)
+
+
+@pytest.mark.parametrize("wfmt", [nx.E4M3FNUZ, nx.E5M2], ids=str)
+def test_fp8_conv_other_weight_formats(wfmt, rng, library):
+    case = ConvCase(1, 6, (9, 9), 8, (3, 3), pads=(1, 1, 1, 1))
+    inputs, attrs, out_type = _conv_inputs(rng, case, (F32, F32, True, None, True, "NCHW"), wfmt)
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
+    expected = reference.fp8_conv(**inputs, output_dtype=out_type, **attrs)
+    got = run_poisoned(model, {"X": inputs["X"]}, expected.shape, out_type, library)
+    assert_matches(got, expected)
+
+
+def test_fp8_conv_weight_as_graph_input(rng, library):
+    """W fed at run time (not an initializer) is packed per call and gives the same result."""
+    case = ConvCase(2, 4, (6, 6), 9, (3, 3), pads=(1, 1, 1, 1))
+    inputs, attrs, out_type = _conv_inputs(rng, case, (F32, F32, True, None, False, "NCHW"))
+    model = ops.make_op_model("FP8Conv", inputs, graph_inputs=["X", "W"], output_dtype=out_type, **attrs)
+    expected = reference.fp8_conv(**inputs, output_dtype=out_type, **attrs)
+    got = run_poisoned(model, {"X": inputs["X"], "W": inputs["W"]}, expected.shape, out_type, library)
+    assert_matches(got, expected)
+
+
+def test_fp8_conv_nan_and_inf_inputs(rng, library):
+    """NaN propagates to its outputs, ±Inf saturates like any other out-of-range value."""
+    case = ConvCase(1, 4, (6, 6), 8, (3, 3), pads=(1, 1, 1, 1))
+    inputs, attrs, out_type = _conv_inputs(rng, case, (F32, E4M3, True, None, True, "NCHW"))
+    inputs["X"][0, 1, 2, 3] = np.nan
+    inputs["X"][0, 2, 4, 4] = np.inf
+    inputs["X"][0, 3, 0, 0] = -np.inf
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
+    expected = reference.fp8_conv(**inputs, output_dtype=out_type, **attrs)
+    got = run_poisoned(model, {"X": inputs["X"]}, expected.shape, out_type, library)
+    assert np.isnan(expected.astype(np.float32)).any()
+    assert_matches(got, expected)
+
+
+MATMUL_SHAPES = [((5, 7), 9), ((1, 64), 33), ((2, 3, 40), 17), ((130, 96), 70), ((4, 1, 8, 24), 6)]
+MATMUL_VARIANTS = [
+    # x, out, bias, z, relu, transB
+    (F32, F32, True, None, False, 0),
+    (F16, F16, True, F16, True, 1),
+    (E4M3, E4M3, True, E4M3, True, 0),
+    (BF16, E4M3, False, F32, False, 1),
+    (F32, BF16, True, None, True, 1),
+]
+
+
+@pytest.mark.parametrize("variant", MATMUL_VARIANTS, ids=lambda v: _variant_id((*v[:5], f"tB{v[5]}")))
+@pytest.mark.parametrize("shape", MATMUL_SHAPES, ids=lambda s: f"A{'x'.join(map(str, s[0]))}-N{s[1]}")
+def test_fp8_matmul(shape, variant, rng, library):
+    a_shape, n = shape
+    x_type, out_type, bias, z_type, relu, trans_b = variant
+    k = a_shape[-1]
+    a_scale = np.float32(rng.uniform(0.01, 0.1))
+    a = _make_tensor(rng, a_shape, x_type, a_scale)
+    b, b_scale = fp8_weights(rng, (n, k) if trans_b else (k, n), axis=0 if trans_b else 1)
+    inputs = {"A": a, "B": b, "a_scale": a_scale, "b_scale": b_scale}
+    if bias:
+        inputs["C"] = rng.standard_normal(n).astype(np.float32)
+    probe = reference.fp8_matmul(a, b, a_scale, b_scale, transB=trans_b)
+    if z_type is not None:
+        z_scale = np.float32(rng.uniform(0.05, 0.5))
+        inputs["Z"] = _make_tensor(rng, probe.shape, z_type, z_scale / 60)
+        if nx.is_fp8(z_type):
+            inputs["z_scale"] = z_scale
+    if nx.is_fp8(out_type):
+        inputs["y_scale"] = np.float32(np.abs(probe).max() / 300 + 1e-3)
+    attrs = dict(transB=trans_b, activation="Relu" if relu else "")
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], output_dtype=out_type, **attrs)
+    expected = reference.fp8_matmul(**inputs, output_dtype=out_type, **attrs)
+    got = run_poisoned(model, {"A": a}, expected.shape, out_type, library)
+    assert_matches(got, expected)
+
+
+def test_fp8_matmul_scalar_weight_scale_and_high_precision_residual_scale(rng, library):
+    """w_scale of shape [1] and a z_scale on a high-precision residual (deq(Z) = Z * z_scale)."""
+    a = activations(rng, (6, 10), 0.05, np.float32)
+    b, _ = fp8_weights(rng, (10, 12), axis=1)
+    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": np.array([0.01], np.float32),
+              "Z": rng.standard_normal((6, 12)).astype(np.float32), "z_scale": np.float32(0.5)}
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"])
+    expected = reference.fp8_matmul(**inputs)
+    got = run_poisoned(model, {"A": a}, expected.shape, F32, library)
+    assert_matches(got, expected)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_results_do_not_depend_on_thread_count(threads, rng, library):
+    case = ConvCase(2, 16, (15, 15), 20, (3, 3), pads=(1, 1, 1, 1))
+    inputs, attrs, out_type = _conv_inputs(rng, case, (F32, F32, True, None, True, "NHWC"))
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
+    expected = reference.fp8_conv(**inputs, output_dtype=out_type, **attrs)
+    got = run_poisoned(model, {"X": inputs["X"]}, expected.shape, out_type, library, threads=threads)
+    assert_matches(got, expected)
+
+
+def test_case_matrix_covers_the_contract():
+    """Every attribute and dtype option of the contract appears in the matrix above."""
+    assert {v[0] for v in CONV_VARIANTS} >= {F32, F16, BF16, E4M3}
+    assert {v[1] for v in CONV_VARIANTS} >= {F32, F16, BF16, E4M3}
+    assert {v[3] for v in CONV_VARIANTS} >= {None, F32, F16, E4M3}
+    assert {v[5] for v in CONV_VARIANTS} == {"NCHW", "NHWC"}
+    assert any(c.group == c.c for c in CONV_CASES) and any(1 < c.group < c.c for c in CONV_CASES)
+    assert any(c.dil != (1, 1) for c in CONV_CASES) and any(c.stride != (1, 1) for c in CONV_CASES)
+    assert list(itertools.chain.from_iterable(v[4:5] for v in CONV_VARIANTS)).count(True) >= 2

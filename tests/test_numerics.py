@@ -1,0 +1,120 @@
+"""FP8 conversions in Python and in the C++ kernels (through FP8Quantize/FP8Dequantize), bit-exact with ml_dtypes."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from fp8ort import numerics as nx
+from fp8ort import ops, reference
+
+from ._util import run_poisoned
+
+FORMATS = list(nx.FORMATS.values())
+
+
+def _ml_dtypes_encode(x: np.ndarray, fmt: nx.FP8Format, saturate: bool) -> np.ndarray:
+    """The oracle: ml_dtypes' own cast, after clipping to ±max when saturating (clip keeps NaN)."""
+    x = np.asarray(x)
+    if saturate:
+        with np.errstate(invalid="ignore"):
+            x = np.clip(x, -fmt.max, fmt.max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x.astype(fmt.dtype).view(np.uint8)
+
+
+def _cpp_quantize(x: np.ndarray, fmt: nx.FP8Format, library: str, saturate: int = 1, scale: float = 1.0):
+    model = ops.make_op_model(
+        "FP8Quantize", {"X": x, "scale": np.float32(scale)}, output_dtype=fmt.onnx_type, saturate=saturate
+    )
+    return run_poisoned(model, {"X": x}, x.shape, fmt.onnx_type, library).view(np.uint8)
+
+
+def _special_float32() -> np.ndarray:
+    """±0, float32 subnormals, every FP8 value and the midpoints (ties) between neighbours, ±max, overflow, Inf, NaN."""
+    vals = [0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38, np.inf, -np.inf, 3.4028235e38, -3.4028235e38]
+    for fmt in FORMATS:
+        grid = np.arange(256, dtype=np.uint8).view(fmt.dtype).astype(np.float64)
+        grid = np.unique(grid[np.isfinite(grid)])
+        mids = (grid[:-1] + grid[1:]) / 2
+        vals += list(grid) + list(mids) + list(np.nextafter(mids, np.inf)) + list(np.nextafter(mids, -np.inf))
+        top = fmt.max
+        vals += [top, -top, top * 1.03, top * 1.0625, top * 1.07, top * 2, -top * 1.0625, top * 1e6]
+    bits = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FBFFFFF, 0x7FE00000], dtype=np.uint32)
+    return np.concatenate([np.array(vals, dtype=np.float32), bits.view(np.float32)])
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_python_encode_matches_ml_dtypes(fmt, rng):
+    x = np.concatenate([_special_float32(), rng.standard_normal(10000).astype(np.float32) * fmt.max])
+    got = nx.encode(x, fmt).view(np.uint8)
+    np.testing.assert_array_equal(got, _ml_dtypes_encode(x, fmt, True))
+    # saturation: nothing finite becomes NaN or Inf
+    finite_in = np.isfinite(x) | np.isinf(x)
+    assert np.all(np.isfinite(nx.encode(x, fmt)[finite_in].astype(np.float32)))
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_cpp_encode_all_float16(fmt, saturate, library):
+    x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    got = _cpp_quantize(x, fmt, library, saturate)
+    want = _ml_dtypes_encode(x, fmt, bool(saturate))
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} float16 inputs differ, e.g. {x[bad[:4]]} -> {got[bad[:4]]} != {want[bad[:4]]}"
+
+
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_cpp_encode_float32_samples(fmt, saturate, library, rng):
+    random_bits = rng.integers(0, 2**32, size=1_000_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    near_range = (rng.standard_normal(200_000) * fmt.max / 4).astype(np.float32)
+    tiny = (rng.standard_normal(50_000) * 2.0**-12).astype(np.float32)
+    x = np.concatenate([_special_float32(), random_bits, near_range, tiny])
+    got = _cpp_quantize(x, fmt, library, saturate)
+    want = _ml_dtypes_encode(x, fmt, bool(saturate))
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} float32 inputs differ, e.g. {x[bad[:4]]!r} -> {got[bad[:4]]} != {want[bad[:4]]}"
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_cpp_encode_bfloat16(fmt, library):
+    x = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(ml_dtypes.bfloat16)
+    got = _cpp_quantize(x, fmt, library)
+    want = _ml_dtypes_encode(x.astype(np.float32), fmt, True)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_cpp_quantize_with_scale(fmt, library, rng):
+    x = (rng.standard_normal(100_000) * 300).astype(np.float32)
+    scale = np.float32(rng.uniform(0.01, 3.0))
+    got = _cpp_quantize(x, fmt, library, scale=float(scale))
+    want = reference.fp8_quantize(x, scale, output_dtype=fmt.onnx_type).view(np.uint8)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16])
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_cpp_decode_every_code(fmt, out_type, library, rng):
+    codes = np.arange(256, dtype=np.uint8).view(fmt.dtype)
+    scale = np.float32(rng.uniform(0.01, 4.0))
+    model = ops.make_op_model("FP8Dequantize", {"X": codes, "scale": scale}, output_dtype=out_type)
+    got = run_poisoned(model, {"X": codes}, codes.shape, out_type, library)
+    want = reference.fp8_dequantize(codes, scale, output_dtype=out_type)
+    np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
+
+
+def test_quantize_dequantize_helpers():
+    x = np.array([0.0, 1.0, -3.0, 1e6, np.nan], dtype=np.float32)
+    q = nx.quantize(x, 0.5)
+    assert q.dtype == nx.E4M3FN.dtype
+    np.testing.assert_array_equal(nx.dequantize(q, 0.5)[:4], [0.0, 1.0, -3.0, 224.0])
+    assert np.isnan(nx.dequantize(q, 0.5)[4])
+    assert nx.compute_scale(np.float32(0.0)) == 1.0
+    assert nx.compute_scale(np.float32(896.0)) == 2.0
+    assert nx.get_format("float8_e4m3fnuz") is nx.E4M3FNUZ
+    with pytest.raises(ValueError, match="unknown FP8 format"):
+        nx.get_format("e3m4")
