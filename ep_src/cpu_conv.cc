@@ -28,20 +28,37 @@ void pack_columns(const ConvGeometry& g, const float* x, int64_t n, int64_t grp,
       base_w[q] = 0;
     }
   }
+  // A panel whose 8 columns sit on one output row reads its inputs with one stride per tap (fast path).
+  thread_local std::vector<uint8_t> same_row;
+  same_row.assign(static_cast<size_t>(panels), 0);
+  for (int64_t jp = 0; jp < panels; ++jp) {
+    const int64_t q0 = jp * kNR;
+    same_row[jp] = q0 + kNR <= np && base_h[q0] == base_h[q0 + kNR - 1];
+  }
   const int64_t cg = g.cg();
+  const int64_t xs = g.nhwc ? g.c : 1;  // stride between neighbouring input columns
   for (int64_t c = 0; c < cg; ++c) {
     const int64_t ch = grp * cg + c;
+    const float* plane = g.nhwc ? x + n * g.h * g.w * g.c + ch : x + (n * g.c + ch) * g.h * g.w;
     for (int64_t i = 0; i < g.kh; ++i) {
       for (int64_t j = 0; j < g.kw; ++j) {
         const int64_t t = reduction_index(g, c, i, j);
         const int64_t oh_off = i * g.dh, ow_off = j * g.dw;
-        for (int64_t q = 0; q < cols; ++q) {
-          const int64_t ih = base_h[q] + oh_off, iw = base_w[q] + ow_off;
-          double v = 0.0;
-          if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) {
-            v = g.nhwc ? x[((n * g.h + ih) * g.w + iw) * g.c + ch] : x[((n * g.c + ch) * g.h + ih) * g.w + iw];
+        for (int64_t jp = 0; jp < panels; ++jp) {
+          double* dst = b + (jp * k + t) * kNR;
+          const int64_t q0 = jp * kNR;
+          const int64_t ih = base_h[q0] + oh_off, iw0 = base_w[q0] + ow_off;
+          if (same_row[jp] && ih >= 0 && ih < g.h && iw0 >= 0 && iw0 + (kNR - 1) * g.sw < g.w) {
+            const float* src = plane + (ih * g.w + iw0) * xs;
+            const int64_t step = g.sw * xs;
+            for (int jj = 0; jj < kNR; ++jj) dst[jj] = src[jj * step];
+            continue;
           }
-          b[((q / kNR) * k + t) * kNR + (q % kNR)] = v;
+          for (int jj = 0; jj < kNR; ++jj) {
+            const int64_t q = q0 + jj;
+            const int64_t ihq = base_h[q] + oh_off, iwq = base_w[q] + ow_off;
+            dst[jj] = (ihq >= 0 && ihq < g.h && iwq >= 0 && iwq < g.w) ? plane[(ihq * g.w + iwq) * xs] : 0.0;
+          }
         }
       }
     }
@@ -86,9 +103,10 @@ struct ConvTask {
     for (int64_t r = 0; r < mg; ++r) {
       const int64_t ch = grp * mg + r;
       const double* crow = cbuf.data() + r * ldc;
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t idx = gm.nhwc ? (n * plane + p) * gm.m + ch : (n * gm.m + ch) * plane + p;
-        epi->apply(crow[p - p0], ch, idx, y);
+      if (gm.nhwc) {
+        for (int64_t p = p0; p < p1; ++p) epi->apply(crow[p - p0], ch, (n * plane + p) * gm.m + ch, y);
+      } else {
+        epi->apply_row(crow, ch, (n * gm.m + ch) * plane + p0, p1 - p0, y);
       }
     }
   }
@@ -238,15 +256,18 @@ void quantize_activations(OrtKernelContext* ctx, const Tensor& x, float x_scale,
   out.resize(static_cast<size_t>(x.size));
   float* dst = out.data();
   const int64_t size = x.size;
+  const Fp8Rounder round(fmt);
   auto task = [&](size_t chunk) {
     const int64_t b = static_cast<int64_t>(chunk) * kQuantizeChunk, e = std::min(size, b + kQuantizeChunk);
     if (is_fp8_type(x.type)) {
       const float* table = fp8_decode_table(fp8_format_of(x.type));
       const uint8_t* src = static_cast<const uint8_t*>(x.data);
       for (int64_t i = b; i < e; ++i) dst[i] = table[src[i]];
+    } else if (x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
+      const float* src = static_cast<const float*>(x.data);
+      for (int64_t i = b; i < e; ++i) dst[i] = round(src[i] / x_scale);
     } else {
-      const float* table = fp8_decode_table(fmt);
-      for (int64_t i = b; i < e; ++i) dst[i] = table[encode_fp8(load_float(x.data, x.type, i) / x_scale, fmt, true)];
+      for (int64_t i = b; i < e; ++i) dst[i] = round(load_float(x.data, x.type, i) / x_scale);
     }
   };
   parallel_for(ctx, static_cast<size_t>((size + kQuantizeChunk - 1) / kQuantizeChunk), task);

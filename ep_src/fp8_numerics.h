@@ -129,6 +129,41 @@ inline float decode_fp8_slow(uint8_t v, Fp8Format fmt) {
   return sign ? -value : value;
 }
 
+// The float32 value of encode_fp8(v, fmt, saturate=true), computed without branches so loops vectorize:
+// clamp |v| to max, round its mantissa to the format's bits (ties to even) in the normal range, or with an
+// add-and-subtract of a power of two in the subnormal range. NaN passes through.
+struct Fp8Rounder {
+  float max_value;
+  float min_normal;
+  float subnormal_magic;  // 2^(emin - mantissa_bits + 23): adding it rounds to the subnormal spacing
+  uint32_t drop_bits;     // 23 - mantissa_bits
+  bool fnuz;
+
+  explicit Fp8Rounder(Fp8Format f) {
+    const Fp8Spec& s = spec(f);
+    max_value = s.max_value;
+    const int emin = 1 - s.exponent_bias;
+    min_normal = std::ldexp(1.0f, emin);
+    subnormal_magic = std::ldexp(1.0f, emin - s.mantissa_bits + 23);
+    drop_bits = static_cast<uint32_t>(23 - s.mantissa_bits);
+    fnuz = s.fnuz;
+  }
+
+  inline float operator()(float v) const {
+    float a = std::fabs(v);
+    const bool nan = !(a == a);
+    a = a < max_value ? a : max_value;
+    const uint32_t u = f32_bits(a);
+    const uint32_t lsb = (u >> drop_bits) & 1u;
+    const uint32_t rounded = (u + ((1u << (drop_bits - 1)) - 1u) + lsb) & ~((1u << drop_bits) - 1u);
+    const float sub = (a + subnormal_magic) - subnormal_magic;
+    float r = a < min_normal ? sub : bits_f32(rounded);
+    r = std::copysign(r, v);
+    if (fnuz) r = r == 0.0f ? 0.0f : r;
+    return nan ? v : r;
+  }
+};
+
 // 256-entry decode tables, one per format (filled once).
 const float* fp8_decode_table(Fp8Format fmt);
 

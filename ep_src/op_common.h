@@ -62,6 +62,23 @@ struct Epilogue {
     if (relu && v < 0.0f) v = 0.0f;
     out.store(y, i, v);
   }
+
+  // count consecutive outputs of channel c starting at flat index i (NCHW rows).
+  void apply_row(const double* acc, int64_t c, int64_t i, int64_t count, void* y) const {
+    const float s = channel_scale[c];
+    const float b = bias != nullptr ? bias[c] : 0.0f;
+    if (z == nullptr && out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
+      float* dst = static_cast<float*>(y) + i;
+      for (int64_t q = 0; q < count; ++q) {
+        float v = static_cast<float>(acc[q] + 0.0) * s;
+        if (bias != nullptr) v = v + b;
+        if (relu && v < 0.0f) v = 0.0f;
+        dst[q] = v;
+      }
+      return;
+    }
+    for (int64_t q = 0; q < count; ++q) apply(acc[q], c, i + q, y);
+  }
 };
 
 // Names an op node in messages: "FP8Conv 'conv1'".

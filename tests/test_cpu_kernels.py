@@ -222,3 +222,20 @@ def test_case_matrix_covers_the_contract():
     assert any(c.group == c.c for c in CONV_CASES) and any(1 < c.group < c.c for c in CONV_CASES)
     assert any(c.dil != (1, 1) for c in CONV_CASES) and any(c.stride != (1, 1) for c in CONV_CASES)
     assert list(itertools.chain.from_iterable(v[4:5] for v in CONV_VARIANTS)).count(True) >= 2
+
+
+@pytest.mark.parametrize("fmt", list(nx.FORMATS.values()), ids=str)
+def test_activation_quantization_every_special_value(fmt, library, rng):
+    """X -> q(X) inside the kernels is bit-exact for ties, subnormals, ±max, overflow, Inf and NaN: Y = deq(q(A))."""
+    from .test_numerics import _special_float32
+
+    base = _special_float32()
+    a_scale = np.float32(rng.uniform(0.5, 2.0))
+    a = np.concatenate([base * a_scale, (rng.standard_normal(50_000) * fmt.max).astype(np.float32)])
+    a = a.astype(np.float32).reshape(-1, 1)
+    b = np.ones((1, 1), dtype=np.float32).astype(fmt.dtype)
+    inputs = {"A": a, "B": b, "a_scale": a_scale, "b_scale": np.float32(1.0)}
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"])
+    expected = reference.fp8_matmul(**inputs)
+    got = run_poisoned(model, {"A": a}, expected.shape, F32, library)
+    np.testing.assert_array_equal(got, expected)
