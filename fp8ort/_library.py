@@ -19,6 +19,16 @@ def get_library_path() -> str:
         return str(Path(override).resolve())
     path = Path(__file__).resolve().parent / _LIB_NAME
     if not path.is_file():
+        # A source checkout imported ahead of the installed package (pytest from the repository root, say):
+        # use the library of the installed distribution.
+        try:
+            from importlib.metadata import PackageNotFoundError, distribution
+
+            installed = Path(distribution("fp8ort").locate_file(f"fp8ort/{_LIB_NAME}"))
+            if installed.is_file():
+                return str(installed.resolve())
+        except (PackageNotFoundError, OSError):
+            pass
         raise FileNotFoundError(
             f"{path} is missing: fp8ort was not built. Install it with `pip install .` from the source tree, "
             "or point FP8ORT_LIBRARY at a dev build of libfp8ort.so"
