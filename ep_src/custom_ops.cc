@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#if defined(FP8ORT_WITH_GPU)
+#include "gpu_ops.h"
+#endif
 
 namespace fp8ort {
 namespace {
@@ -20,10 +23,14 @@ constexpr size_t kMaxInputs = 8;
 enum class OpKind { kConv, kMatMul, kQuantize, kDequantize };
 
 // One registration. `base` comes first so ORT's OrtCustomOp* can be cast back (standard layout).
+using KernelFactory = std::unique_ptr<Kernel> (*)(const OrtKernelInfo*);
+
 struct OpDef {
   OrtCustomOp base;
   OpKind kind;
   const char* name;
+  const char* provider;
+  KernelFactory create;
   ONNXTensorElementDataType inputs[kMaxInputs];
   size_t input_count;
   size_t required_inputs;
@@ -191,16 +198,7 @@ OrtStatusPtr ORT_API_CALL create_kernel(const OrtCustomOp* op, const OrtApi*, co
     if (!node.empty()) where += " '" + node + "'";
   }
   *kernel = nullptr;
-  return guarded(where, [&] {
-    std::unique_ptr<Kernel> k;
-    switch (d->kind) {
-      case OpKind::kConv: k = create_cpu_conv(info); break;
-      case OpKind::kMatMul: k = create_cpu_matmul(info); break;
-      case OpKind::kQuantize: k = create_cpu_quantize(info); break;
-      case OpKind::kDequantize: k = create_cpu_dequantize(info); break;
-    }
-    *kernel = k.release();
-  });
+  return guarded(where, [&] { *kernel = d->create(info).release(); });
 }
 
 OrtStatusPtr ORT_API_CALL compute_kernel(void* kernel, OrtKernelContext* ctx) {
@@ -289,7 +287,7 @@ OrtStatusPtr ORT_API_CALL infer_shape(const OrtCustomOp* op, OrtShapeInferContex
 }
 
 const char* ORT_API_CALL op_name(const OrtCustomOp* op) { return def_of(op)->name; }
-const char* ORT_API_CALL op_provider(const OrtCustomOp*) { return "CPUExecutionProvider"; }
+const char* ORT_API_CALL op_provider(const OrtCustomOp* op) { return def_of(op)->provider; }
 size_t ORT_API_CALL input_count(const OrtCustomOp* op) { return def_of(op)->input_count; }
 ONNXTensorElementDataType ORT_API_CALL input_type(const OrtCustomOp* op, size_t i) { return def_of(op)->inputs[i]; }
 size_t ORT_API_CALL output_count(const OrtCustomOp*) { return 1; }
@@ -307,10 +305,13 @@ OrtMemType ORT_API_CALL input_memory_type(const OrtCustomOp*, size_t) { return O
 int ORT_API_CALL variadic_min_arity(const OrtCustomOp*) { return 1; }
 int ORT_API_CALL variadic_homogeneity(const OrtCustomOp*) { return 1; }
 
-OpDef make_def(OpKind kind, const char* name, const std::vector<ONNXTensorElementDataType>& inputs, size_t required) {
+OpDef make_def(OpKind kind, const char* name, const char* provider, KernelFactory create,
+               const std::vector<ONNXTensorElementDataType>& inputs, size_t required) {
   OpDef d{};
   d.kind = kind;
   d.name = name;
+  d.provider = provider;
+  d.create = create;
   d.input_count = inputs.size();
   d.required_inputs = required;
   for (size_t i = 0; i < inputs.size(); ++i) d.inputs[i] = inputs[i];
@@ -340,12 +341,28 @@ OpDef make_def(OpKind kind, const char* name, const std::vector<ONNXTensorElemen
 
 // Every registration of the domain, built once (addresses must stay valid for the process).
 const std::vector<OpDef>& op_defs() {
-  static const std::vector<OpDef> defs = {
-      make_def(OpKind::kConv, "FP8Conv", std::vector<ONNXTensorElementDataType>(8, kAny), 4),
-      make_def(OpKind::kMatMul, "FP8MatMul", std::vector<ONNXTensorElementDataType>(8, kAny), 4),
-      make_def(OpKind::kQuantize, "FP8Quantize", {kAny, kAny}, 2),
-      make_def(OpKind::kDequantize, "FP8Dequantize", {kAny, kAny}, 2),
-  };
+  static const std::vector<OpDef> defs = [] {
+    const std::vector<ONNXTensorElementDataType> eight(8, kAny), two(2, kAny);
+    constexpr const char* cpu = "CPUExecutionProvider";
+    std::vector<OpDef> v = {
+        make_def(OpKind::kConv, "FP8Conv", cpu, create_cpu_conv, eight, 4),
+        make_def(OpKind::kMatMul, "FP8MatMul", cpu, create_cpu_matmul, eight, 4),
+        make_def(OpKind::kQuantize, "FP8Quantize", cpu, create_cpu_quantize, two, 2),
+        make_def(OpKind::kDequantize, "FP8Dequantize", cpu, create_cpu_dequantize, two, 2),
+    };
+#if defined(FP8ORT_WITH_GPU)
+#if defined(FP8ORT_GPU_HIP)
+    constexpr const char* gpu = "ROCMExecutionProvider";
+#else
+    constexpr const char* gpu = "CUDAExecutionProvider";
+#endif
+    v.push_back(make_def(OpKind::kConv, "FP8Conv", gpu, create_gpu_conv, eight, 4));
+    v.push_back(make_def(OpKind::kMatMul, "FP8MatMul", gpu, create_gpu_matmul, eight, 4));
+    v.push_back(make_def(OpKind::kQuantize, "FP8Quantize", gpu, create_gpu_quantize, two, 2));
+    v.push_back(make_def(OpKind::kDequantize, "FP8Dequantize", gpu, create_gpu_dequantize, two, 2));
+#endif
+    return v;
+  }();
   return defs;
 }
 
