@@ -388,7 +388,7 @@ OrtStatus* add_custom_op_domain(OrtSessionOptions* options) {
 extern "C" __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL
 RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
   std::string error;
-  if (!fp8ort::init_api(api_base, &error)) {
+  if (!fp8ort::init_api(api_base, fp8ort::kMinCustomOpApiVersion, &error)) {
     // Without a usable API there is no way to build an OrtStatus; use the oldest API every runtime has.
     const OrtApi* api = api_base->GetApi(1);
     return api ? api->CreateStatus(ORT_FAIL, error.c_str()) : nullptr;

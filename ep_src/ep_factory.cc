@@ -14,7 +14,7 @@ __attribute__((visibility("default"))) OrtStatus* ORT_API_CALL CreateEpFactories
                                                                                  size_t* num_factories) {
   if (num_factories != nullptr) *num_factories = 0;
   std::string error;
-  if (!fp8ort::init_api(api_base, &error)) {
+  if (!fp8ort::init_api(api_base, fp8ort::kMinEpApiVersion, &error)) {
     const OrtApi* api = api_base->GetApi(1);
     return api ? api->CreateStatus(ORT_FAIL, error.c_str()) : nullptr;
   }

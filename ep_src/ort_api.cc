@@ -9,18 +9,18 @@ namespace fp8ort {
 const OrtApi* g_ort = nullptr;
 uint32_t g_api_version = 0;
 
-bool init_api(const OrtApiBase* base, std::string* error) {
-  if (g_ort != nullptr) return true;
+bool init_api(const OrtApiBase* base, uint32_t min_version, std::string* error) {
   const char* version = base->GetVersionString();
   // "1.32.0" -> API version 32
   uint32_t minor = 0;
   const char* dot = version ? std::strchr(version, '.') : nullptr;
   if (dot != nullptr) minor = static_cast<uint32_t>(std::strtoul(dot + 1, nullptr, 10));
-  if (minor < kMinApiVersion) {
-    *error = std::string("fp8ort needs onnxruntime >= 1.") + std::to_string(kMinApiVersion) + ", found " +
+  if (minor < min_version) {
+    *error = std::string("fp8ort needs onnxruntime >= 1.") + std::to_string(min_version) + " here, found " +
              (version ? version : "unknown") + "; upgrade onnxruntime";
     return false;
   }
+  if (g_ort != nullptr) return true;
   uint32_t wanted = minor < ORT_API_VERSION ? minor : ORT_API_VERSION;
   const OrtApi* api = base->GetApi(wanted);
   if (api == nullptr) {

@@ -11,14 +11,18 @@
 
 namespace fp8ort {
 
-// Oldest runtime we support: the kernel-registry plugin-EP API arrived in 1.24.
-constexpr uint32_t kMinApiVersion = 24;
+// Oldest runtimes supported. The plugin EP needs the 1.24 kernel registry. The custom-op route needs shape
+// inference that sets output types; onnxruntime 1.22 crashes in it when an optional input is absent (seen
+// 2026-12-02), so it also starts at 1.24.
+constexpr uint32_t kMinCustomOpApiVersion = 24;
+constexpr uint32_t kMinEpApiVersion = 24;
 
 extern const OrtApi* g_ort;
 extern uint32_t g_api_version;
 
-// Picks min(runtime API version, header API version); false with a message when the runtime is too old.
-bool init_api(const OrtApiBase* base, std::string* error);
+// Picks min(runtime API version, header API version); false with a message when the runtime is older than
+// `min_version` (one API table serves the process: the first successful call fixes it).
+bool init_api(const OrtApiBase* base, uint32_t min_version, std::string* error);
 
 // An error that becomes an OrtStatus at the C boundary.
 class OpError : public std::runtime_error {

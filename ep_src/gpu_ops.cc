@@ -1,0 +1,283 @@
+// GPU kernels of the com.fp8ort ops for ORT's own GPU execution providers (CUDAExecutionProvider in
+// onnxruntime-gpu, ROCMExecutionProvider in onnxruntime-rocm <= 1.22), through the custom-op library.
+// Everything runs on ORT's compute stream: weights are packed on the first run (stream-ordered, no host sync),
+// scratch memory comes from the EP's allocator, scales stay in device memory.
+#include <mutex>
+
+#include "fp8_kernels.h"
+#include "gpu_ops.h"
+
+namespace fp8ort {
+namespace {
+
+// Device memory from an ORT allocator, returned to it when this object dies.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(OrtAllocator* alloc, size_t bytes) : alloc_(alloc) {
+    if (bytes == 0) return;
+    check(g_ort->AllocatorAlloc(alloc, bytes, &ptr_), "AllocatorAlloc");
+    if (ptr_ == nullptr) fail("could not allocate " + std::to_string(bytes) + " bytes of device memory", ORT_FAIL);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : alloc_(o.alloc_), ptr_(o.ptr_) { o.ptr_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(alloc_, o.alloc_);
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) {
+      OrtStatus* st = g_ort->AllocatorFree(alloc_, ptr_);
+      if (st != nullptr) g_ort->ReleaseStatus(st);
+    }
+  }
+  void* get() const { return ptr_; }
+
+ private:
+  OrtAllocator* alloc_ = nullptr;
+  void* ptr_ = nullptr;
+};
+
+void gpu_check(fp8ort_status st, const char* kernel) {
+  if (st == FP8ORT_OK) return;
+  const OrtErrorCode code = st == FP8ORT_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT
+                            : st == FP8ORT_UNSUPPORTED    ? ORT_NOT_IMPLEMENTED
+                                                          : ORT_EP_FAIL;
+  fail(std::string(kernel) + ": " + fp8ort_gpu_last_error(), code);
+}
+
+void* compute_stream(OrtKernelContext* ctx) {
+  void* stream = nullptr;
+  check(g_ort->KernelContext_GetGPUComputeStream(ctx, &stream), "KernelContext_GetGPUComputeStream");
+  return stream;
+}
+
+OrtAllocator* device_allocator(const OrtKernelInfo* info) {
+  OrtAllocator* alloc = nullptr;
+  check(g_ort->KernelInfoGetAllocator(info, OrtMemTypeDefault, &alloc), "KernelInfoGetAllocator");
+  return alloc;
+}
+
+const float* scale_ptr(const Tensor& t, const char* name, int64_t allowed_a, int64_t allowed_b = -1) {
+  if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scale");
+  require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  if (t.size != allowed_a && t.size != allowed_b) {
+    fail(std::string("input ") + name + " has " + std::to_string(t.size) + " values; expected " +
+         std::to_string(allowed_a) + (allowed_b > 0 ? " or " + std::to_string(allowed_b) : std::string()));
+  }
+  return static_cast<const float*>(t.data);
+}
+
+// The epilogue inputs 4..7, checked as on the CPU except that scale values stay on the device.
+fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, const float* x_scale, const Tensor& ws,
+                             int64_t channels, const std::vector<int64_t>& y_shape, const char* bias_name) {
+  fp8ort_epilogue e{};
+  e.x_scale = x_scale;
+  e.w_scale = scale_ptr(ws, "w_scale", 1, channels);
+  e.w_scale_count = ws.size;
+  Tensor b = input(ctx, 4);
+  if (b.present()) {
+    require_type(b, bias_name, b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+    if (b.size != channels) fail(std::string("input ") + bias_name + " must have " + std::to_string(channels) + " values");
+    e.bias = static_cast<const float*>(b.data);
+  }
+  Tensor z = input(ctx, 5), zs = input(ctx, 6), ys = input(ctx, 7);
+  if (z.present()) {
+    require_type(z, "Z", is_high_precision_type(z.type) || is_fp8_type(z.type), "float32, float16, bfloat16 or FP8");
+    if (z.shape != y_shape) fail("input Z must have the output's shape " + shape_str(y_shape) + "; got " + shape_str(z.shape));
+    e.z = z.data;
+    e.z_type = static_cast<fp8ort_dtype>(z.type);
+    if (zs.present()) {
+      e.z_scale = scale_ptr(zs, "z_scale", 1);
+    } else if (is_fp8_type(z.type)) {
+      fail("input Z is FP8 and needs z_scale (input 6)");
+    }
+  } else if (zs.present()) {
+    fail("input z_scale is given without Z; drop it or give the residual Z");
+  }
+  e.y_type = static_cast<fp8ort_dtype>(attrs.output_type);
+  if (is_fp8_type(attrs.output_type)) {
+    if (!ys.present()) fail("output_dtype is FP8 and needs y_scale (input 7)");
+    e.y_scale = scale_ptr(ys, "y_scale", 1);
+  }
+  e.relu = attrs.relu ? 1 : 0;
+  return e;
+}
+
+// X as FP8 in `fmt`: itself when already FP8 (same format), else quantized into `scratch` on the stream.
+const void* fp8_activations(const Tensor& x, const char* name, const float* x_scale, ONNXTensorElementDataType fmt,
+                            OrtAllocator* alloc, DeviceBuffer& scratch, void* stream) {
+  if (is_fp8_type(x.type)) {
+    if (x.type != fmt) {
+      fail(std::string("input ") + name + " is " + type_name(x.type) + " but the weights are " + type_name(fmt) +
+           "; the GPU kernels need one FP8 format for both");
+    }
+    return x.data;
+  }
+  require_type(x, name, is_high_precision_type(x.type), "float32, float16, bfloat16 or FP8");
+  scratch = DeviceBuffer(alloc, static_cast<size_t>(x.size));
+  gpu_check(fp8ort_quantize(x.data, static_cast<fp8ort_dtype>(x.type), x_scale, scratch.get(),
+                            static_cast<fp8ort_dtype>(fmt), x.size, 1, stream),
+            "fp8ort_quantize");
+  return scratch.get();
+}
+
+void check_output(const Tensor& y, const CommonAttrs& attrs) {
+  if (y.type != attrs.output_type) {
+    fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " +
+         type_name(attrs.output_type));
+  }
+}
+
+class GpuConv final : public Kernel {
+ public:
+  explicit GpuConv(const OrtKernelInfo* info) : alloc_(device_allocator(info)) {
+    oc_ = {"FP8Conv", node_name(info)};
+    attrs_ = parse_conv_attrs(info);
+    common_ = parse_common_attrs(info);
+    if (!attrs_.nhwc) {
+      fail("the GPU kernel needs layout=\"NHWC\"; quantize with fp8ort.QuantizeConfig(layout=\"NHWC\")",
+           ORT_NOT_IMPLEMENTED);
+    }
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    void* stream = compute_stream(ctx);
+    Tensor x = input(ctx, 0), w = input(ctx, 1);
+    require_type(w, "W", is_fp8_type(w.type), "an FP8 type");
+    ConvShape s = conv_shape(attrs_, x.shape, w.shape);
+    fp8ort_conv_shape cs{s.n, s.h, s.w, s.c, s.m, s.kh, s.kw, attrs_.strides[0], attrs_.strides[1],
+                         attrs_.pads[0], attrs_.pads[1], attrs_.pads[2], attrs_.pads[3], attrs_.dilations[0],
+                         attrs_.dilations[1], attrs_.group};
+    {
+      std::lock_guard<std::mutex> lock(pack_mutex_);
+      if (packed_.get() == nullptr) {  // first run: pack on this stream; later runs are ordered after it
+        packed_ = DeviceBuffer(alloc_, fp8ort_conv_packed_bytes(&cs));
+        gpu_check(fp8ort_conv_pack_weight(w.data, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");
+      }
+    }
+    const float* x_scale = scale_ptr(input(ctx, 2), "x_scale", 1);
+    fp8ort_epilogue epi = gpu_epilogue(ctx, common_, x_scale, input(ctx, 3), s.m, s.y_shape, "B");
+    Tensor y = output(ctx, 0, s.y_shape);
+    check_output(y, common_);
+    if (y.size == 0) return;
+    DeviceBuffer scratch;
+    const void* xq = fp8_activations(x, "X", x_scale, w.type, alloc_, scratch, stream);
+    gpu_check(fp8ort_conv_nhwc(xq, packed_.get(), static_cast<fp8ort_fp8_format>(w.type), &cs, &epi, y.mutable_data,
+                               stream),
+              "fp8ort_conv_nhwc");
+  }
+
+ private:
+  ConvAttrs attrs_;
+  CommonAttrs common_;
+  OrtAllocator* alloc_;
+  std::mutex pack_mutex_;
+  DeviceBuffer packed_;
+};
+
+class GpuMatMul final : public Kernel {
+ public:
+  explicit GpuMatMul(const OrtKernelInfo* info) : alloc_(device_allocator(info)) {
+    oc_ = {"FP8MatMul", node_name(info)};
+    common_ = parse_common_attrs(info);
+    trans_b_ = attr_int(info, "transB", 0);
+    if (trans_b_ != 0 && trans_b_ != 1) fail("attribute transB must be 0 or 1; got " + std::to_string(trans_b_));
+    if (attr_int(info, "transA", 0) != 0) fail("attribute transA must be 0 (transpose A before the op)");
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    void* stream = compute_stream(ctx);
+    Tensor a = input(ctx, 0), b = input(ctx, 1);
+    require_type(b, "B", is_fp8_type(b.type), "an FP8 type");
+    if (b.shape.size() != 2) fail("input B must be 2-D; got shape " + shape_str(b.shape));
+    if (a.shape.empty()) fail("input A must have rank >= 1; got a scalar");
+    const int64_t k = trans_b_ ? b.shape[1] : b.shape[0];
+    const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
+    if (a.shape.back() != k) {
+      fail("input A has K=" + std::to_string(a.shape.back()) + " but B " + shape_str(b.shape) + " needs K=" +
+           std::to_string(k));
+    }
+    {
+      std::lock_guard<std::mutex> lock(pack_mutex_);
+      if (packed_.get() == nullptr) {
+        packed_ = DeviceBuffer(alloc_, fp8ort_gemm_packed_bytes(n, k));
+        gpu_check(fp8ort_gemm_pack_weight(b.data, static_cast<int>(trans_b_), k, n, packed_.get(), stream),
+                  "fp8ort_gemm_pack_weight");
+      }
+    }
+    std::vector<int64_t> y_shape = a.shape;
+    y_shape.back() = n;
+    const float* a_scale = scale_ptr(input(ctx, 2), "a_scale", 1);
+    fp8ort_epilogue epi = gpu_epilogue(ctx, common_, a_scale, input(ctx, 3), n, y_shape, "C");
+    Tensor y = output(ctx, 0, y_shape);
+    check_output(y, common_);
+    if (y.size == 0) return;
+    DeviceBuffer scratch;
+    const void* aq = fp8_activations(a, "A", a_scale, b.type, alloc_, scratch, stream);
+    gpu_check(fp8ort_gemm(aq, packed_.get(), static_cast<fp8ort_fp8_format>(b.type), a.size / k, n, k, &epi,
+                          y.mutable_data, stream),
+              "fp8ort_gemm");
+  }
+
+ private:
+  CommonAttrs common_;
+  int64_t trans_b_ = 0;
+  OrtAllocator* alloc_;
+  std::mutex pack_mutex_;
+  DeviceBuffer packed_;
+};
+
+class GpuQuantize final : public Kernel {
+ public:
+  GpuQuantize(const OrtKernelInfo* info, bool quantize) : quantize_(quantize) {
+    oc_ = {quantize ? "FP8Quantize" : "FP8Dequantize", node_name(info)};
+    out_type_ = static_cast<ONNXTensorElementDataType>(attr_int(
+        info, "output_dtype",
+        quantize ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT));
+    if (quantize ? !is_fp8_type(out_type_) : !is_high_precision_type(out_type_)) {
+      fail("attribute output_dtype=" + std::to_string(out_type_) + " is not allowed for this op");
+    }
+    saturate_ = attr_int(info, "saturate", 1);
+    if (saturate_ != 0 && saturate_ != 1) fail("attribute saturate must be 0 or 1");
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    void* stream = compute_stream(ctx);
+    Tensor x = input(ctx, 0);
+    const float* scale = scale_ptr(input(ctx, 1), "scale", 1);
+    Tensor y = output(ctx, 0, x.shape);
+    if (y.type != out_type_) fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype differs");
+    if (quantize_) {
+      require_type(x, "X", is_high_precision_type(x.type), "float32, float16 or bfloat16");
+      gpu_check(fp8ort_quantize(x.data, static_cast<fp8ort_dtype>(x.type), scale, y.mutable_data,
+                                static_cast<fp8ort_dtype>(out_type_), x.size, static_cast<int>(saturate_), stream),
+                "fp8ort_quantize");
+    } else {
+      require_type(x, "X", is_fp8_type(x.type), "an FP8 type");
+      gpu_check(fp8ort_dequantize(x.data, static_cast<fp8ort_dtype>(x.type), scale, y.mutable_data,
+                                  static_cast<fp8ort_dtype>(out_type_), x.size, stream),
+                "fp8ort_dequantize");
+    }
+  }
+
+ private:
+  bool quantize_;
+  ONNXTensorElementDataType out_type_;
+  int64_t saturate_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> create_gpu_conv(const OrtKernelInfo* info) { return std::make_unique<GpuConv>(info); }
+std::unique_ptr<Kernel> create_gpu_matmul(const OrtKernelInfo* info) { return std::make_unique<GpuMatMul>(info); }
+std::unique_ptr<Kernel> create_gpu_quantize(const OrtKernelInfo* info) {
+  return std::make_unique<GpuQuantize>(info, true);
+}
+std::unique_ptr<Kernel> create_gpu_dequantize(const OrtKernelInfo* info) {
+  return std::make_unique<GpuQuantize>(info, false);
+}
+
+}  // namespace fp8ort

@@ -1,0 +1,15 @@
+// GPU kernels of the com.fp8ort ops for ORT's CUDA/ROCm execution providers (built with FP8ORT_GPU=cuda|hip).
+#pragma once
+
+#include <memory>
+
+#include "cpu_kernels.h"
+
+namespace fp8ort {
+
+std::unique_ptr<Kernel> create_gpu_conv(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_matmul(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_quantize(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_dequantize(const OrtKernelInfo* info);
+
+}  // namespace fp8ort
