@@ -32,9 +32,14 @@ class CpuQuantize final : public Kernel {
     }
     const Fp8Format fmt = fp8_format_of(out_type_);
     uint8_t* dst = static_cast<uint8_t*>(y.mutable_data);
+    const Fp8Rounder rounder(fmt);
     auto task = [&](size_t chunk) {
       const int64_t b = static_cast<int64_t>(chunk) * kChunk, e = std::min(x.size, b + kChunk);
-      for (int64_t i = b; i < e; ++i) dst[i] = encode_fp8(load_float(x.data, x.type, i) / scale, fmt, saturate_);
+      if (saturate_) {
+        for (int64_t i = b; i < e; ++i) dst[i] = rounder.code(load_float(x.data, x.type, i) / scale);
+      } else {
+        for (int64_t i = b; i < e; ++i) dst[i] = encode_fp8(load_float(x.data, x.type, i) / scale, fmt, false);
+      }
     };
     parallel_for(ctx, static_cast<size_t>((x.size + kChunk - 1) / kChunk), task);
   }

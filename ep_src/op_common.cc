@@ -138,6 +138,7 @@ Epilogue make_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, float x_
            " and needs y_scale (input 7); give the float32 output scale");
     }
     e.out.y_scale = read_scalar_scale(ys, "y_scale");
+    e.out.rounder = Fp8Rounder(fp8_format_of(attrs.output_type));
   }
   return e;
 }

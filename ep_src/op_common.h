@@ -29,12 +29,13 @@ inline float load_float(const void* data, ONNXTensorElementDataType type, int64_
 struct OutputSpec {
   ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
   float y_scale = 1.0f;
+  Fp8Rounder rounder{Fp8Format::kE4M3FN};  // set for FP8 outputs
   void store(void* data, int64_t i, float v) const {
     switch (type) {
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: static_cast<float*>(data)[i] = v; break;
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: static_cast<uint16_t*>(data)[i] = f32_to_f16(v); break;
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: static_cast<uint16_t*>(data)[i] = f32_to_bf16(v); break;
-      default: static_cast<uint8_t*>(data)[i] = encode_fp8(v / y_scale, fp8_format_of(type), true); break;
+      default: static_cast<uint8_t*>(data)[i] = rounder.code(v / y_scale); break;
     }
   }
 };
