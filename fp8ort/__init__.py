@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._library import get_ep_name, get_ep_names, get_library_path, register
 from .numerics import E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, FP8Format, sqnr_db
+from .quantization import QuantizeConfig, QuantizeReport, quantize
 
 __version__ = "0.1.0"
 DOMAIN = "com.fp8ort"
@@ -15,9 +16,12 @@ __all__ = [
     "E5M2",
     "E5M2FNUZ",
     "FP8Format",
+    "QuantizeConfig",
+    "QuantizeReport",
     "get_ep_name",
     "get_ep_names",
     "get_library_path",
+    "quantize",
     "register",
     "sqnr_db",
 ]

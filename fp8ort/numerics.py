@@ -8,13 +8,12 @@ after clipping to the format's largest finite value, so NaN stays NaN and ±Inf 
 from __future__ import annotations
 
 import dataclasses
-from typing import Union
 
 import ml_dtypes
 import numpy as np
 from onnx import TensorProto
 
-ArrayLike = Union[np.ndarray, float]
+ArrayLike = np.ndarray | float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +48,7 @@ HIGH_PRECISION = {
 }
 
 
-def get_format(fmt: Union[str, int, np.dtype, FP8Format]) -> FP8Format:
+def get_format(fmt: str | int | np.dtype | FP8Format) -> FP8Format:
     """Look a format up by name ("e4m3fn"), ONNX element type, NumPy dtype or the format itself."""
     if isinstance(fmt, FP8Format):
         return fmt
@@ -69,7 +68,7 @@ def get_format(fmt: Union[str, int, np.dtype, FP8Format]) -> FP8Format:
     raise ValueError(f"{fmt!r} is not an FP8 format; use one of {sorted(FORMATS)}")
 
 
-def is_fp8(dtype_or_onnx: Union[np.dtype, int]) -> bool:
+def is_fp8(dtype_or_onnx: np.dtype | int) -> bool:
     """True for an FP8 NumPy dtype or ONNX element type."""
     if isinstance(dtype_or_onnx, (int, np.integer)) and not isinstance(dtype_or_onnx, bool):
         return int(dtype_or_onnx) in _BY_ONNX
@@ -88,7 +87,7 @@ def onnx_to_numpy_dtype(onnx_type: int) -> np.dtype:
     raise ValueError(f"ONNX element type {onnx_type} is not used by fp8ort ops")
 
 
-def encode(x: ArrayLike, fmt: Union[str, FP8Format] = E4M3FN, *, saturate: bool = True) -> np.ndarray:
+def encode(x: ArrayLike, fmt: str | FP8Format = E4M3FN, *, saturate: bool = True) -> np.ndarray:
     """Round float values to the FP8 format (nearest, ties to even); saturate to ±max unless told not to."""
     f = get_format(fmt)
     a = np.asarray(x)
@@ -104,7 +103,7 @@ def decode(v: np.ndarray) -> np.ndarray:
     return np.asarray(v).astype(np.float32)
 
 
-def quantize(x: ArrayLike, scale: ArrayLike, fmt: Union[str, FP8Format] = E4M3FN) -> np.ndarray:
+def quantize(x: ArrayLike, scale: ArrayLike, fmt: str | FP8Format = E4M3FN) -> np.ndarray:
     """``q(x, s)``: float32 division by the scale, then round-to-nearest-even with saturation."""
     xs = np.asarray(x).astype(np.float32) / np.asarray(scale, dtype=np.float32)
     return encode(xs.astype(np.float32), fmt, saturate=True)
@@ -115,7 +114,7 @@ def dequantize(v: np.ndarray, scale: ArrayLike) -> np.ndarray:
     return decode(v) * np.asarray(scale, dtype=np.float32)
 
 
-def compute_scale(amax: ArrayLike, fmt: Union[str, FP8Format] = E4M3FN) -> np.ndarray:
+def compute_scale(amax: ArrayLike, fmt: str | FP8Format = E4M3FN) -> np.ndarray:
     """Scale mapping ``amax`` onto the format's largest finite value (``amax / max``); 1 where amax is 0."""
     f = get_format(fmt)
     a = np.asarray(amax, dtype=np.float32)

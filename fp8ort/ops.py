@@ -9,7 +9,8 @@ Used by the tests, the README example and the benchmarks; handy for trying an op
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -39,10 +40,10 @@ def onnx_type_of(a: np.ndarray) -> int:
 
 def make_op_model(
     op_type: str,
-    inputs: Mapping[str, Optional[np.ndarray]],
+    inputs: Mapping[str, np.ndarray | None],
     *,
     graph_inputs: Sequence[str] = ("X",),
-    output_dtype: Optional[int] = None,
+    output_dtype: int | None = None,
     **attrs: Any,
 ) -> onnx.ModelProto:
     """One-node model: names in ``graph_inputs`` become graph inputs, the other arrays initializers.
@@ -77,7 +78,7 @@ def make_op_model(
     return helper.make_model(graph, opset_imports=OPSET_IMPORTS, ir_version=IR_VERSION)
 
 
-def session(model: onnx.ModelProto | str | bytes, library: Optional[str] = None, threads: int = 0):
+def session(model: onnx.ModelProto | str | bytes, library: str | None = None, threads: int = 0):
     """An ``onnxruntime.InferenceSession`` on the CPU with the fp8ort custom-op library registered."""
     import onnxruntime as ort
 
@@ -109,7 +110,7 @@ def to_ort_value(a: np.ndarray):
     return ort.OrtValue.ortvalue_from_numpy(a)
 
 
-def run(model_or_session, feeds: Mapping[str, np.ndarray], library: Optional[str] = None) -> list[np.ndarray]:
+def run(model_or_session, feeds: Mapping[str, np.ndarray], library: str | None = None) -> list[np.ndarray]:
     """Run a model (or session) on the CPU route; FP8 outputs come back with their ml_dtypes dtype."""
     sess = model_or_session if hasattr(model_or_session, "run_with_ort_values") else session(model_or_session, library)
     arrays = {k: np.ascontiguousarray(v) for k, v in feeds.items()}  # alive until the run returns

@@ -16,7 +16,7 @@ bit-identical to this reference; a kernel that accumulates in float32 differs on
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from onnx import TensorProto
@@ -27,7 +27,7 @@ ACTIVATIONS = ("", "Relu")
 LAYOUTS = ("NCHW", "NHWC")
 
 
-def _quantized_operand(x: np.ndarray, scale: Optional[np.ndarray], fmt: nx.FP8Format, name: str) -> np.ndarray:
+def _quantized_operand(x: np.ndarray, scale: np.ndarray | None, fmt: nx.FP8Format, name: str) -> np.ndarray:
     """FP8 values of an activation operand, as float64 (exact)."""
     if nx.is_fp8(x.dtype):
         return x.astype(np.float64)
@@ -40,10 +40,10 @@ def _epilogue(
     acc: np.ndarray,
     scale: np.ndarray,
     channel_axis: int,
-    B: Optional[np.ndarray],
-    Z: Optional[np.ndarray],
-    z_scale: Optional[np.ndarray],
-    y_scale: Optional[np.ndarray],
+    B: np.ndarray | None,
+    Z: np.ndarray | None,
+    z_scale: np.ndarray | None,
+    y_scale: np.ndarray | None,
     activation: str,
     output_dtype: int,
 ) -> np.ndarray:
@@ -93,10 +93,10 @@ def fp8_conv(
     W: np.ndarray,
     x_scale: np.ndarray,
     w_scale: np.ndarray,
-    B: Optional[np.ndarray] = None,
-    Z: Optional[np.ndarray] = None,
-    z_scale: Optional[np.ndarray] = None,
-    y_scale: Optional[np.ndarray] = None,
+    B: np.ndarray | None = None,
+    Z: np.ndarray | None = None,
+    z_scale: np.ndarray | None = None,
+    y_scale: np.ndarray | None = None,
     *,
     strides: Sequence[int] = (1, 1),
     pads: Sequence[int] = (0, 0, 0, 0),
@@ -152,10 +152,10 @@ def fp8_matmul(
     B: np.ndarray,
     a_scale: np.ndarray,
     b_scale: np.ndarray,
-    C: Optional[np.ndarray] = None,
-    Z: Optional[np.ndarray] = None,
-    z_scale: Optional[np.ndarray] = None,
-    y_scale: Optional[np.ndarray] = None,
+    C: np.ndarray | None = None,
+    Z: np.ndarray | None = None,
+    z_scale: np.ndarray | None = None,
+    y_scale: np.ndarray | None = None,
     *,
     transB: int = 0,
     activation: str = "",

@@ -28,7 +28,7 @@ MARKER = "onnxruntime_ep_c_api.h"
 
 
 def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=60) as r:  # noqa: S310 (fixed Debian mirror URL)
+    with urllib.request.urlopen(url, timeout=60) as r:
         return r.read()
 
 

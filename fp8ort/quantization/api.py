@@ -1,0 +1,257 @@
+"""``fp8ort.quantize``: load, prepare, calibrate, decide, rewrite, check, report."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import onnx
+import onnx_ir as ir
+import onnx_ir.passes.common
+
+from .. import numerics as nx
+from . import calibration as cal
+from . import model_io as mio
+from .config import METADATA_KEY, QuantizeConfig
+from .errors import QuantizeError
+from .report import NodeReport, QuantizeReport, SqnrAccumulator
+from .rewrite import emit
+from .rules import fold_batchnorm, match_groups, node_macs, shape_of
+
+REPORT_SAMPLES = 8  # calibration samples on which the report measures per-layer SQNR (float outputs cached)
+
+
+def quantize(
+    model: mio.ModelLike,
+    output: str | os.PathLike | None = None,
+    *,
+    calibration_data: Any = None,
+    config: QuantizeConfig | None = None,
+    return_report: bool = False,
+    external_data: bool | None = None,
+    progress: bool | None = None,
+) -> Any:
+    """Quantize a float ONNX model to FP8 (``com.fp8ort`` ops, or standard FP8 QDQ with ``format="qdq"``).
+
+    Args:
+        model: path of an ``.onnx`` file, an ``onnx.ModelProto`` or an ``onnx_ir.Model`` (not modified).
+        output: where to write the quantized model (optional).
+        calibration_data: an ``.npz`` path, a dict {input name: array with a leading sample axis}, a list of
+            such dicts (one per batch) or an object with ``get_next()`` (onnxruntime ``CalibrationDataReader``).
+        config: a :class:`QuantizeConfig`; defaults to max calibration of every Conv/Gemm/MatMul.
+        return_report: also return the :class:`QuantizeReport` (as ``(model, report)``).
+        external_data: write weights to ``<output>.data`` (default: only for models over 2 GB).
+        progress: show a progress bar over calibration batches (default: when stderr is a terminal).
+
+    Returns:
+        The quantized model, of the same kind as the input (``ModelProto`` for a path); with
+        ``return_report=True`` a tuple ``(model, report)``.
+
+    Example::
+
+        fp8ort.quantize("resnet50.onnx", "resnet50.fp8.onnx", calibration_data="calib.npz")
+    """
+    config = config or QuantizeConfig()
+    if not isinstance(config, QuantizeConfig):
+        raise QuantizeError(f"config must be a fp8ort.QuantizeConfig, not {type(config).__name__}")
+    t0 = time.perf_counter()
+    plan = Plan(mio.load_model(model), config, progress)
+    plan.calibrate(calibration_data)
+    if config.accuracy_target_db is not None:
+        from .sensitivity import search_float_layers
+
+        search_float_layers(plan)
+    quantized = plan.build(config.format, final=True)
+    report = plan.make_report(quantized)
+    report.seconds = time.perf_counter() - t0
+    if output is not None:
+        mio.save_model(quantized, output, external_data)
+        report.output_path = str(output)
+    result: Any = quantized if isinstance(model, ir.Model) else ir.to_proto(quantized)
+    return (result, report) if return_report else result
+
+
+class Plan:
+    """The prepared float model and every decision taken about it."""
+
+    def __init__(self, model: ir.Model, config: QuantizeConfig, progress: bool | None) -> None:
+        self.config, self.progress = config, progress
+        self.notes: list[str] = []
+        self.source_nodes: list[tuple[str, str]] = []
+        self.float_model = self._prepare(model)
+        self.groups, self.skipped = match_groups(self.float_model.graph, config)
+        self.float_reason: dict[str, str] = {g.name: g.reason for g in self.groups if not g.quantized}
+        self.sensitivity: dict[str, float] = {}
+        self.kept_for_target: list[str] = []
+        self.amax: dict[str, float] = {}
+        self.feeds: list[cal.Feed] = []
+        self.float_cache: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------------------------ preparation
+    def _prepare(self, model: ir.Model) -> ir.Model:
+        if len(model.graph.outputs) == 0:
+            raise QuantizeError("the model has no graph outputs")
+        for v in model.graph.inputs:
+            if v.shape is None or v.dtype is None:
+                raise QuantizeError(f"model input {v.name!r} has no declared type/shape; re-export with input shapes")
+        model = mio.prepare_opset(model, mio.QDQ_OPSET)
+        taken: set[str] = set()
+        for i, node in enumerate(model.graph):
+            name = node.name or f"{node.op_type}_{i}"
+            while name in taken:
+                name = f"{name}_{i}"
+            node.name = name
+            taken.add(name)
+        self.source_nodes = [(n.name, n.op_type) for n in model.graph]
+        ir.passes.common.NameFixPass()(model)
+        model = mio.infer_shapes(model)
+        self.folded = fold_batchnorm(model.graph)
+        return model
+
+    def input_specs(self) -> list[cal.InputSpec]:
+        init_names = set(self.float_model.graph.initializers)
+        specs = []
+        for v in self.float_model.graph.inputs:
+            if v.name in init_names:
+                continue
+            dt = nx.onnx_to_numpy_dtype(int(v.dtype)) if int(v.dtype) in nx.HIGH_PRECISION else \
+                onnx.helper.tensor_dtype_to_np_dtype(int(v.dtype))
+            specs.append(cal.InputSpec(v.name, dt, shape_of(v)))
+        return specs
+
+    # ------------------------------------------------------------------------------------ calibration
+    def calibrated_names(self) -> list[str]:
+        names: list[str] = []
+        for g in self.groups:
+            for v in (g.x, g.z, g.output):
+                if v is not None and v.name not in names:
+                    names.append(v.name)
+        return names
+
+    def calibrate(self, data: Any) -> None:
+        cfg = self.config
+        self.feeds = cal.get_feeds(data, self.input_specs(), cfg.calibration_batch_size, cfg.random_calibration)
+        names = self.calibrated_names()
+        if not names:
+            self.notes.append("nothing to calibrate: no Conv/Gemm/MatMul could be quantized")
+            return
+        sess = mio.Session(mio.with_outputs(self.float_model, names))
+        col = cal.RangeCollector(cfg.num_bins)
+        outs = [v.name for v in self.float_model.graph.outputs]
+        report_names = set(outs) | {g.output.name for g in self.groups}
+        report_feeds = self.eval_feeds(REPORT_SAMPLES)
+        self.float_cache = []
+
+        bar = cal.ProgressBar(len(self.feeds), "calibrating", self.progress)
+        for i, feed in enumerate(self.feeds):
+            got = sess.run(feed, names + [o for o in outs if o not in names])
+            for name in names:
+                col.add_max(name, got[name])
+            if i < len(report_feeds):
+                self.float_cache.append({k: v for k, v in got.items() if k in report_names})
+            bar.update()
+        if cfg.calibration_method != "max":
+            cal.run_collect(sess, self.feeds, names, col.add_hist, f"histograms ({cfg.calibration_method})",
+                            self.progress)
+        self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile) for n in names}
+
+    def eval_feeds(self, samples: int) -> list[cal.Feed]:
+        """The first calibration batches holding at least ``samples`` samples."""
+        out, n = [], 0
+        for f in self.feeds:
+            if n >= samples:
+                break
+            out.append(f)
+            n += len(next(iter(f.values()))) if f else 1
+        return out
+
+    # --------------------------------------------------------------------------------------- building
+    def build(self, fmt: str, keep_float: set[str] | None = None, final: bool = False) -> ir.Model:
+        """A fresh copy of the float model, rewritten into ``fmt`` with the plan's decisions."""
+        keep = set(self.float_reason) | (keep_float if keep_float is not None else set(self.kept_for_target))
+        model = ir.from_proto(ir.to_proto(self.float_model))
+        groups, _ = match_groups(model.graph, self.config.replace(keep_first_layer=False, keep_last_layer=False))
+        for g in groups:
+            if g.name in keep:
+                g.quantized = False
+        emit(model, groups, self.amax, self.config, fmt)
+        if final:
+            model.metadata_props[METADATA_KEY] = self.config.to_json()
+            model.producer_name = "fp8ort"
+            if mio.model_nbytes(model) < mio.TWO_GB // 2:
+                try:
+                    onnx.checker.check_model(ir.to_proto(model), full_check=True)
+                except Exception as exc:  # a bug of ours, never the user's: say so
+                    raise QuantizeError(f"internal error: the quantized model fails the ONNX checker ({exc}); "
+                                        "please report it with the model") from exc
+        return model
+
+    def output_sqnr(self, model: ir.Model, names: list[str], feeds: list[cal.Feed],
+                    float_cache: list[dict] | None = None) -> SqnrAccumulator:
+        """SQNR of ``names`` in ``model`` (a QDQ emulation) against the float model over ``feeds``."""
+        acc = SqnrAccumulator()
+        qs = mio.Session(mio.with_outputs(model, names))
+        fs = None if float_cache is not None else mio.Session(mio.with_outputs(self.float_model, names))
+        for i, feed in enumerate(feeds):
+            ref = float_cache[i] if float_cache is not None else fs.run(feed, names)
+            got = qs.run(feed, names)
+            for n in names:
+                acc.add(n, ref[n], got[n])
+        return acc
+
+    # ------------------------------------------------------------------------------------------ report
+    def make_report(self, quantized: ir.Model) -> QuantizeReport:
+        quantized_groups = [g for g in self.groups if g.name not in self.float_reason
+                            and g.name not in self.kept_for_target]
+        out_names = [v.name for v in self.float_model.graph.outputs]
+        acc = None
+        if self.config.report_sqnr and quantized_groups and self.feeds:
+            names = out_names + [g.output.name for g in quantized_groups if g.output.name not in out_names]
+            feeds = self.eval_feeds(REPORT_SAMPLES)
+            acc = self.output_sqnr(self.build("qdq"), names, feeds, self.float_cache[: len(feeds)])
+        nodes = self._node_reports(acc)
+        total = sum(n.macs for n in nodes)
+        fp8 = sum(n.macs for n in nodes if n.status == "fp8")
+        return QuantizeReport(
+            nodes=nodes,
+            output_sqnr_db={n: acc.db(n) for n in out_names} if acc else {},
+            total_macs=total, fp8_macs=fp8, kept_in_float=list(self.kept_for_target),
+            config=self.config.to_dict(),
+            calibration={"method": self.config.calibration_method, "batches": len(self.feeds),
+                         "samples": int(sum(len(next(iter(f.values()))) for f in self.feeds if f))},
+            notes=self.notes,
+        )
+
+    def _node_reports(self, acc: SqnrAccumulator | None) -> list[NodeReport]:
+        by_node: dict[str, NodeReport] = {}
+        for g in self.groups:
+            q = g.name not in self.float_reason and g.name not in self.kept_for_target
+            reason = self.float_reason.get(g.name, "")
+            if g.name in self.kept_for_target:
+                reason = f"kept in high precision: accuracy_target_db={self.config.accuracy_target_db}"
+            fused = "+".join([g.kind] + g.fused)
+            by_node[g.name] = NodeReport(
+                g.name, g.kind, "fp8" if q else "float",
+                reason=(f"FP8 {'FP8Conv' if g.kind == 'Conv' else 'FP8MatMul'} ({fused})" if q else reason),
+                macs=g.macs, sqnr_db=acc.db(g.output.name) if (acc and q) else None,
+                sensitivity_db=self.sensitivity.get(g.name))
+            for n in g.nodes[1:]:
+                by_node[n.name] = NodeReport(n.name, n.op_type, "fused" if q else "float",
+                                             fused_into=g.name if q else None,
+                                             reason="" if q else f"epilogue of {g.name}, which stays float")
+        for node, why in self.skipped.items():
+            by_node[node.name] = NodeReport(node.name, node.op_type, "float", reason=why, macs=node_macs(node))
+        for bn, conv in self.folded.items():
+            by_node[bn] = NodeReport(bn, "BatchNormalization", "folded", reason=f"folded into {conv}",
+                                     fused_into=conv)
+        reports = []
+        for name, op in self.source_nodes:
+            reports.append(by_node.pop(name, None) or NodeReport(
+                name, op, "float", reason=_other_reason(op)))
+        reports.extend(by_node.values())
+        return reports
+
+
+def _other_reason(op: str) -> str:
+    return f"{op} has no FP8 kernel; it runs in float (FP8 inputs are never fed to it)"

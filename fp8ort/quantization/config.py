@@ -1,0 +1,123 @@
+"""``QuantizeConfig``: every knob of the quantizer in one frozen dataclass, mirrored by the CLI flags."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from .. import numerics as nx
+from .errors import QuantizeError
+
+CALIBRATION_METHODS = ("max", "percentile", "mse", "entropy")
+OP_TYPES = ("Conv", "MatMul", "Gemm")
+FORMATS = ("fp8ort", "qdq")
+LAYOUTS = ("NCHW", "NHWC")
+FP8_FORMATS = ("e4m3fn", "e4m3fnuz")
+METADATA_KEY = "fp8ort.quantize_config"
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantizeConfig:
+    """How ``fp8ort.quantize`` converts a float model to FP8.
+
+    Args:
+        calibration_method: how activation scales come from calibration data: ``max`` (absolute maximum),
+            ``percentile`` (the ``percentile``-th percentile of ``|x|``), ``mse`` (least FP8 rounding + clipping
+            error) or ``entropy`` (least KL divergence between the float and FP8 histograms).
+        percentile: percentile of ``|x|`` used by the ``percentile`` method.
+        op_types: op types to quantize (``Conv``, ``MatMul``, ``Gemm``).
+        exclude_op_types: op types never quantized, even if listed in ``op_types``.
+        exclude_nodes: regular expressions; nodes whose name matches any of them stay in float.
+        keep_first_layer: keep the first quantizable layer (in graph order) in high precision.
+        keep_last_layer: keep the last quantizable layer in high precision.
+        format: ``fp8ort`` (``com.fp8ort`` FP8Conv/FP8MatMul, needs the fp8ort library) or ``qdq`` (standard
+            QuantizeLinear/DequantizeLinear with FP8 types, opset >= 19, runs anywhere).
+        layout: ``NCHW`` or ``NHWC`` (FP8Conv on NHWC data, for GPU targets; transposes only at the edges).
+        fp8_format: ``e4m3fn`` (OCP FP8, NVIDIA sm_89+, gfx950, gfx12) or ``e4m3fnuz`` (MI300-class gfx942).
+        fp8_activations: let FP8 tensors flow between consecutive FP8 ops (the producer re-quantizes to its
+            consumer's scale). ``False`` keeps every activation between ops in float.
+        accuracy_target_db: when set, keep the most sensitive layers in float until the logit SQNR of the
+            model against the float model on the calibration data reaches this many dB.
+        calibration_batch_size: samples per ORT run during calibration when the model's batch is dynamic.
+        random_calibration: allow quantizing without calibration data, using random inputs (warns; the
+            activation scales are then meaningless for real data).
+        num_bins: histogram bins for the histogram-based methods.
+        report_sqnr: measure per-layer SQNR against the float model for the report.
+
+    Example::
+
+        cfg = fp8ort.QuantizeConfig(calibration_method="percentile", exclude_nodes=("^/stem",))
+        fp8ort.quantize("resnet50.onnx", "resnet50.fp8.onnx", calibration_data="calib.npz", config=cfg)
+    """
+
+    calibration_method: str = "max"
+    percentile: float = 99.99
+    op_types: tuple[str, ...] = OP_TYPES
+    exclude_op_types: tuple[str, ...] = ()
+    exclude_nodes: tuple[str, ...] = ()
+    keep_first_layer: bool = False
+    keep_last_layer: bool = False
+    format: str = "fp8ort"
+    layout: str = "NCHW"
+    fp8_format: str = "e4m3fn"
+    fp8_activations: bool = True
+    accuracy_target_db: float | None = None
+    calibration_batch_size: int = 8
+    random_calibration: bool = False
+    num_bins: int = 2048
+    report_sqnr: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("op_types", "exclude_op_types", "exclude_nodes"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(value))
+        _choice("calibration_method", self.calibration_method, CALIBRATION_METHODS)
+        _choice("format", self.format, FORMATS)
+        _choice("layout", self.layout.upper(), LAYOUTS)
+        object.__setattr__(self, "layout", self.layout.upper())
+        fmt = nx.get_format(self.fp8_format).name
+        _choice("fp8_format", fmt, FP8_FORMATS)
+        object.__setattr__(self, "fp8_format", fmt)
+        for op in self.op_types:
+            _choice("op_types entry", op, OP_TYPES)
+        if not 0.0 < self.percentile <= 100.0:
+            raise QuantizeError(f"percentile must be in (0, 100], got {self.percentile}")
+        if self.calibration_batch_size < 1:
+            raise QuantizeError(f"calibration_batch_size must be >= 1, got {self.calibration_batch_size}")
+        if self.format == "qdq" and self.layout == "NHWC":
+            raise QuantizeError("layout='NHWC' needs format='fp8ort'; QDQ models keep the ONNX NCHW layout")
+
+    @property
+    def fp8(self) -> nx.FP8Format:
+        """The FP8 format of weights and activations."""
+        return nx.get_format(self.fp8_format)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON view of the config."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(self).items()}
+
+    def to_json(self) -> str:
+        """JSON text stored in the quantized model's ``metadata_props``."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> QuantizeConfig:
+        """Config back from :meth:`to_json` (unknown keys are an error)."""
+        data = json.loads(text)
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise QuantizeError(f"unknown QuantizeConfig fields {unknown}; known: {sorted(names)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+    def replace(self, **changes: Any) -> QuantizeConfig:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise QuantizeError(f"{name} must be one of {list(allowed)}, got {value!r}")

@@ -1,0 +1,194 @@
+"""The rewrite half of the rules: emit matched groups as ``com.fp8ort`` ops or as standard FP8 QDQ.
+
+Both emitters take the same plan (groups, per-tensor activation ranges, the set of FP8 outputs), so the QDQ
+model is also the emulation of the fp8ort model that the report and the accuracy-target search run on ORT.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+import onnx_ir.passes.common
+
+from .. import numerics as nx
+from .config import QuantizeConfig
+from .rules import Group, _new_initializer, fp8_outputs
+
+DOMAIN = "com.fp8ort"
+TO_NHWC = [0, 2, 3, 1]
+TO_NCHW = [0, 3, 1, 2]
+
+
+def weight_scale(g: Group, fmt: nx.FP8Format) -> np.ndarray:
+    """Per-output-channel scale amax / fp8_max (1 for all-zero channels)."""
+    axis = g.channel_axis
+    other = tuple(i for i in range(g.weight.ndim) if i != axis)
+    amax = np.max(np.abs(g.weight), axis=other)
+    return nx.compute_scale(amax, fmt)
+
+
+def quantized_weight(g: Group, fmt: nx.FP8Format) -> tuple[np.ndarray, np.ndarray]:
+    s = weight_scale(g, fmt)
+    shape = [1] * g.weight.ndim
+    shape[g.channel_axis] = -1
+    return nx.quantize(g.weight, s.reshape(shape), fmt), s
+
+
+class _Emitter:
+    def __init__(self, model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig):
+        self.model, self.graph, self.groups, self.config = model, model.graph, groups, config
+        self.fmt = config.fp8
+        self.amax = amax
+        self.fp8_out = fp8_outputs(groups, config)
+        self._scales: dict[str, ir.Value] = {}
+
+    def act_scale(self, name: str) -> ir.Value:
+        if name not in self._scales:
+            s = nx.compute_scale(np.float32(self.amax.get(name, 0.0)), self.fmt).reshape(())
+            self._scales[name] = _new_initializer(self.graph, f"{name}.scale", s)
+        return self._scales[name]
+
+    def init(self, name: str, array: np.ndarray) -> ir.Value:
+        return _new_initializer(self.graph, name, array)
+
+    def finish(self) -> None:
+        ir.passes.common.RemoveUnusedNodesPass()(self.model)
+
+
+class Fp8OrtEmitter(_Emitter):
+    """Rewrite each quantized group into one FP8Conv / FP8MatMul node."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.nhwc: dict[int, ir.Value] = {}  # id(NCHW value) -> the same tensor in NHWC
+
+    def to_nhwc(self, v: ir.Value, before: ir.Node) -> ir.Value:
+        if id(v) in self.nhwc:
+            return self.nhwc[id(v)]
+        out = ir.Value(name=f"{v.name}.nhwc", type=v.type, shape=_permute(v.shape, TO_NHWC))
+        node = ir.Node("", "Transpose", [v], [ir.AttrInt64s("perm", TO_NHWC)], outputs=[out],
+                       name=f"{v.name}.to_nhwc")
+        self.graph.insert_before(before, node)
+        self.nhwc[id(v)] = out
+        return out
+
+    def emit(self, g: Group) -> None:
+        fmt, last = self.fmt, g.nodes[-1]
+        nhwc = self.config.layout == "NHWC" and g.kind == "Conv"
+        wq, ws = quantized_weight(g, fmt)
+        x = g.x
+        if nhwc:
+            x = self.to_nhwc(x, last)
+        z, z_scale = g.z, None
+        if z is not None:
+            if nhwc:
+                z = self.to_nhwc(z, last)
+            if g.z.name in self.fp8_out:  # its producer may come later in graph order and is not rewritten yet
+                z_scale = self.act_scale(g.z.name)
+        old = g.output
+        out_fp8 = old.name in self.fp8_out
+        y_scale = self.act_scale(old.name) if out_fp8 else None
+        base = g.name
+        inputs = [x, self.init(f"{base}.weight_fp8", wq), self.act_scale(g.x.name), self.init(f"{base}.w_scale", ws),
+                  None if g.bias is None else self.init(f"{base}.bias", g.bias), z, z_scale, y_scale]
+        while inputs[-1] is None:
+            inputs.pop()
+        attrs: list[ir.Attr] = [ir.AttrString("activation", g.activation)]
+        out_type = fmt.onnx_type if out_fp8 else int(ir.DataType.FLOAT)
+        attrs.append(ir.AttrInt64("output_dtype", out_type))
+        if g.kind == "Conv":
+            for k in ("strides", "pads", "dilations"):
+                attrs.append(ir.AttrInt64s(k, list(g.conv_attrs[k])))
+            attrs.append(ir.AttrInt64("group", int(g.conv_attrs["group"])))
+            attrs.append(ir.AttrString("layout", "NHWC" if nhwc else "NCHW"))
+        else:
+            attrs.append(ir.AttrInt64("transB", int(g.trans_b)))
+        y = ir.Value(name=f"{old.name}.fp8ort", type=ir.TensorType(ir.DataType(out_type)),
+                     shape=_permute(old.shape, TO_NHWC) if nhwc else old.shape)
+        op = "FP8Conv" if g.kind == "Conv" else "FP8MatMul"
+        node = ir.Node(DOMAIN, op, inputs, attrs, outputs=[y], name=base)
+        new_nodes = [node]
+        final = y
+        if nhwc and not out_fp8:
+            final = ir.Value(name=f"{old.name}.nchw", type=old.type, shape=old.shape)
+            new_nodes.append(ir.Node("", "Transpose", [y], [ir.AttrInt64s("perm", TO_NCHW)], outputs=[final],
+                                     name=f"{base}.to_nchw"))
+        self.graph.insert_before(last, new_nodes)
+        name = old.name
+        ir.convenience.replace_all_uses_with(old, final, replace_graph_outputs=True)
+        for n in g.nodes:
+            n.name = f"{n.name}.replaced"
+        node.name = base
+        self.graph.remove(g.nodes, safe=True)
+        final.name = name
+        if nhwc:
+            self.nhwc[id(final)] = y
+            if final is not y:
+                y.name = f"{name}.nhwc"
+
+
+class QdqEmitter(_Emitter):
+    """Standard QuantizeLinear/DequantizeLinear around the original (BN-folded) float ops."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.qdq: dict[int, ir.Value] = {}
+
+    def quant_dequant(self, v: ir.Value, before: ir.Node) -> ir.Value:
+        if id(v) in self.qdq:
+            return self.qdq[id(v)]
+        s = self.act_scale(v.name)
+        q = ir.Value(name=f"{v.name}.q", type=ir.TensorType(ir.DataType(self.fmt.onnx_type)), shape=v.shape)
+        dq = ir.Value(name=f"{v.name}.dq", type=v.type, shape=v.shape)
+        # No zero point: the FP8 type goes in output_dtype (opset 21). With an FP8 zero point, onnxruntime 1.32's
+        # Relu+QuantizeLinear fusion drops the Relu as if FP8 could not hold negative values.
+        nodes = [ir.Node("", "QuantizeLinear", [v, s], [ir.AttrInt64("output_dtype", self.fmt.onnx_type)],
+                         outputs=[q], name=f"{v.name}.QuantizeLinear"),
+                 ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{v.name}.DequantizeLinear")]
+        self.graph.insert_before(before, nodes)
+        self.qdq[id(v)] = dq
+        return dq
+
+    def emit(self, g: Group) -> None:
+        a = g.anchor
+        wq, ws = quantized_weight(g, self.fmt)
+        base = g.name
+        wv = self.init(f"{base}.weight_fp8", wq)
+        wd = ir.Value(name=f"{base}.weight_dq", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape(wq.shape))
+        dq = ir.Node("", "DequantizeLinear", [wv, self.init(f"{base}.w_scale", ws)],
+                     [ir.AttrInt64("axis", g.channel_axis)], outputs=[wd], name=f"{base}.weight.DequantizeLinear")
+        self.graph.insert_before(a, dq)
+        x = self.quant_dequant(g.x, a)
+        a.replace_input_with(0, x)
+        a.replace_input_with(1, wd)
+        if g.kind == "Gemm":
+            a.attributes.pop("alpha", None)
+            a.attributes.pop("beta", None)
+        if g.kind in ("Conv", "Gemm") and g.bias is not None:
+            if len(a.inputs) < 3:
+                a.resize_inputs(3)
+            a.replace_input_with(2, self.init(f"{base}.bias", g.bias))
+        if g.residual is not None and g.z.name in self.fp8_out:
+            add, idx = g.residual
+            add.replace_input_with(idx, self.quant_dequant(g.z, add))
+
+
+def _permute(shape: ir.Shape | None, perm: list[int]) -> ir.Shape | None:
+    if shape is None or len(shape) != len(perm):
+        return shape
+    return ir.Shape([shape[p] for p in perm])
+
+
+def emit(model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig,
+         fmt: str) -> ir.Model:
+    """Rewrite ``model`` in place (its ``groups`` matched on it) into format ``fp8ort`` or ``qdq``."""
+    emitter = (Fp8OrtEmitter if fmt == "fp8ort" else QdqEmitter)(model, groups, amax, config)
+    for g in groups:
+        if g.quantized:
+            emitter.emit(g)
+    emitter.finish()
+    if fmt == "fp8ort" and any(g.quantized for g in groups):
+        model.opset_imports[DOMAIN] = 1
+        model.graph.opset_imports[DOMAIN] = 1
+    model.ir_version = max(model.ir_version or 0, 9)
+    return model
