@@ -180,10 +180,7 @@ class CpuConv final : public Kernel {
     std::vector<float> w_scale = read_channel_scale(input(ctx, 3), "w_scale", s.m);
     Epilogue epi = make_epilogue(ctx, common_, x_scale, w_scale, s.y_shape, s.m, "B");
     Tensor y = output(ctx, 0, s.y_shape);
-    if (y.type != common_.output_type) {
-      fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " +
-           type_name(common_.output_type) + "; make the model's value_info agree with output_dtype");
-    }
+    check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     ConvGeometry g{s.n, s.c, s.h, s.w, s.m, s.kh, s.kw, s.group, s.oh, s.ow};
     g.sh = attrs_.strides[0];

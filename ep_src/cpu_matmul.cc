@@ -40,10 +40,7 @@ class CpuMatMul final : public Kernel {
     std::vector<float> b_scale = read_channel_scale(input(ctx, 3), "b_scale", n);
     Epilogue epi = make_epilogue(ctx, common_, a_scale, b_scale, y_shape, n, "C");
     Tensor y = output(ctx, 0, y_shape);
-    if (y.type != common_.output_type) {
-      fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " +
-           type_name(common_.output_type) + "; make the model's value_info agree with output_dtype");
-    }
+    check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     const int64_t rows = a.size / k;
     ConvGeometry g{1, k, rows, 1, n, 1, 1, 1, rows, 1};

@@ -27,9 +27,7 @@ class CpuQuantize final : public Kernel {
     require_type(x, "X", is_high_precision_type(x.type), "float32, float16 or bfloat16");
     const float scale = read_scalar_scale(input(ctx, 1), "scale");
     Tensor y = output(ctx, 0, x.shape);
-    if (y.type != out_type_) {
-      fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " + type_name(out_type_));
-    }
+    check_output_type(y, out_type_);
     const Fp8Format fmt = fp8_format_of(out_type_);
     uint8_t* dst = static_cast<uint8_t*>(y.mutable_data);
     const Fp8Rounder rounder(fmt);
@@ -64,9 +62,7 @@ class CpuDequantize final : public Kernel {
     require_type(x, "X", is_fp8_type(x.type), "an FP8 type");
     const float scale = read_scalar_scale(input(ctx, 1), "scale");
     Tensor y = output(ctx, 0, x.shape);
-    if (y.type != out_.type) {
-      fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " + type_name(out_.type));
-    }
+    check_output_type(y, out_.type);
     const float* table = fp8_decode_table(fp8_format_of(x.type));
     const uint8_t* src = static_cast<const uint8_t*>(x.data);
     auto task = [&](size_t chunk) {

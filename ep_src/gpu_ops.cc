@@ -124,13 +124,6 @@ const void* fp8_activations(const Tensor& x, const char* name, const float* x_sc
   return scratch.get();
 }
 
-void check_output(const Tensor& y, const CommonAttrs& attrs) {
-  if (y.type != attrs.output_type) {
-    fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " +
-         type_name(attrs.output_type));
-  }
-}
-
 class GpuConv final : public Kernel {
  public:
   explicit GpuConv(const OrtKernelInfo* info) : alloc_(device_allocator(info)) {
@@ -161,7 +154,7 @@ class GpuConv final : public Kernel {
     const float* x_scale = scale_ptr(input(ctx, 2), "x_scale", 1);
     fp8ort_epilogue epi = gpu_epilogue(ctx, common_, x_scale, input(ctx, 3), s.m, s.y_shape, "B");
     Tensor y = output(ctx, 0, s.y_shape);
-    check_output(y, common_);
+    check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     DeviceBuffer scratch;
     const void* xq = fp8_activations(x, "X", x_scale, w.type, alloc_, scratch, stream);
@@ -213,7 +206,7 @@ class GpuMatMul final : public Kernel {
     const float* a_scale = scale_ptr(input(ctx, 2), "a_scale", 1);
     fp8ort_epilogue epi = gpu_epilogue(ctx, common_, a_scale, input(ctx, 3), n, y_shape, "C");
     Tensor y = output(ctx, 0, y_shape);
-    check_output(y, common_);
+    check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     DeviceBuffer scratch;
     const void* aq = fp8_activations(a, "A", a_scale, b.type, alloc_, scratch, stream);
@@ -249,7 +242,7 @@ class GpuQuantize final : public Kernel {
     Tensor x = input(ctx, 0);
     const float* scale = scale_ptr(input(ctx, 1), "scale", 1);
     Tensor y = output(ctx, 0, x.shape);
-    if (y.type != out_type_) fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype differs");
+    check_output_type(y, out_type_);
     if (quantize_) {
       require_type(x, "X", is_high_precision_type(x.type), "float32, float16 or bfloat16");
       gpu_check(fp8ort_quantize(x.data, static_cast<fp8ort_dtype>(x.type), scale, y.mutable_data,

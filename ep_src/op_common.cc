@@ -44,6 +44,13 @@ void require_type(const Tensor& t, const char* name, bool ok, const char* expect
   }
 }
 
+void check_output_type(const Tensor& y, ONNXTensorElementDataType wanted) {
+  if (y.type != wanted) {
+    fail(std::string("output Y is declared ") + type_name(y.type) + " but output_dtype says " + type_name(wanted) +
+         "; make the model's declared output type agree with output_dtype");
+  }
+}
+
 float read_scalar_scale(const Tensor& t, const char* name) {
   if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scalar scale > 0");
   require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");

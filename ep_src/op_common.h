@@ -93,6 +93,8 @@ struct OpContext {
 float read_scalar_scale(const Tensor& t, const char* name);
 std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t channels);
 void require_type(const Tensor& t, const char* name, bool ok, const char* expected);
+// The output ORT allocated must have the element type output_dtype asks for.
+void check_output_type(const Tensor& y, ONNXTensorElementDataType wanted);
 
 // Attributes shared by both ops: activation, output_dtype, and their checks.
 struct CommonAttrs {

@@ -84,6 +84,17 @@ def _make_tensor(rng, shape, onnx_type, scale):
     return activations(rng, shape, scale, HP_TYPES[onnx_type])
 
 
+def _add_residual_and_output_scale(rng, inputs: dict, probe: np.ndarray, z_type, out_type) -> None:
+    """Adds a residual Z of the output's shape (with z_scale when FP8) and, for FP8 outputs, a y_scale."""
+    if z_type is not None:
+        z_scale = np.float32(rng.uniform(0.05, 0.5))
+        inputs["Z"] = _make_tensor(rng, probe.shape, z_type, z_scale / 60)
+        if nx.is_fp8(z_type):
+            inputs["z_scale"] = z_scale
+    if nx.is_fp8(out_type):
+        inputs["y_scale"] = np.float32(np.abs(probe).max() / 300 + 1e-3)
+
+
 def _conv_inputs(rng, case: ConvCase, variant, wfmt=nx.E4M3FN):
     x_type, out_type, bias, z_type, relu, layout = variant
     x_scale = np.float32(rng.uniform(0.01, 0.1))
@@ -96,13 +107,7 @@ def _conv_inputs(rng, case: ConvCase, variant, wfmt=nx.E4M3FN):
     # the reference gives the output shape; residual and y_scale follow from it
     probe = reference.fp8_conv(x, w, x_scale, w_scale, strides=case.stride, pads=case.pads, dilations=case.dil,
                                group=case.group, layout=layout)
-    if z_type is not None:
-        z_scale = np.float32(rng.uniform(0.05, 0.5))
-        inputs["Z"] = _make_tensor(rng, probe.shape, z_type, z_scale / 60)
-        if nx.is_fp8(z_type):
-            inputs["z_scale"] = z_scale
-    if nx.is_fp8(out_type):
-        inputs["y_scale"] = np.float32(np.abs(probe).max() / 300 + 1e-3)
+    _add_residual_and_output_scale(rng, inputs, probe, z_type, out_type)
     attrs = dict(strides=list(case.stride), pads=list(case.pads), dilations=list(case.dil), group=case.group,
                  activation="Relu" if relu else "", layout=layout)
     return inputs, attrs, out_type
@@ -177,13 +182,7 @@ def test_fp8_matmul(shape, variant, rng, library):
     if bias:
         inputs["C"] = rng.standard_normal(n).astype(np.float32)
     probe = reference.fp8_matmul(a, b, a_scale, b_scale, transB=trans_b)
-    if z_type is not None:
-        z_scale = np.float32(rng.uniform(0.05, 0.5))
-        inputs["Z"] = _make_tensor(rng, probe.shape, z_type, z_scale / 60)
-        if nx.is_fp8(z_type):
-            inputs["z_scale"] = z_scale
-    if nx.is_fp8(out_type):
-        inputs["y_scale"] = np.float32(np.abs(probe).max() / 300 + 1e-3)
+    _add_residual_and_output_scale(rng, inputs, probe, z_type, out_type)
     attrs = dict(transB=trans_b, activation="Relu" if relu else "")
     model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], output_dtype=out_type, **attrs)
     expected = reference.fp8_matmul(**inputs, output_dtype=out_type, **attrs)
