@@ -100,13 +100,14 @@ struct ConvTask {
       }
     }
     const int64_t mg = gm.mg();
-    for (int64_t r = 0; r < mg; ++r) {
-      const int64_t ch = grp * mg + r;
-      const double* crow = cbuf.data() + r * ldc;
-      if (gm.nhwc) {
-        for (int64_t p = p0; p < p1; ++p) epi->apply(crow[p - p0], ch, (n * plane + p) * gm.m + ch, y);
-      } else {
-        epi->apply_row(crow, ch, (n * gm.m + ch) * plane + p0, p1 - p0, y);
+    if (gm.nhwc) {  // per output position: this group's channels are contiguous in Y
+      for (int64_t p = p0; p < p1; ++p) {
+        epi->apply_span(cbuf.data() + (p - p0), ldc, grp * mg, 1, (n * plane + p) * gm.m + grp * mg, mg, y);
+      }
+    } else {  // per channel: a row of output positions
+      for (int64_t r = 0; r < mg; ++r) {
+        const int64_t ch = grp * mg + r;
+        epi->apply_span(cbuf.data() + r * ldc, 1, ch, 0, (n * gm.m + ch) * plane + p0, p1 - p0, y);
       }
     }
   }

@@ -1,6 +1,8 @@
 #include "op_common.h"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <cmath>
 #include <mutex>
 
@@ -17,6 +19,72 @@ const float* fp8_decode_table(Fp8Format fmt) {
     }
   });
   return tables[static_cast<int>(fmt)].data();
+}
+
+void Epilogue::apply_span(const double* acc, int64_t acc_stride, int64_t c0, int64_t c_step, int64_t i0,
+                          int64_t count, void* y) const {
+  constexpr int64_t kSpan = 256;
+  float v[kSpan];
+  for (int64_t s0 = 0; s0 < count; s0 += kSpan) {
+    const int64_t n = std::min(kSpan, count - s0);
+    const double* a = acc + s0 * acc_stride;
+    const float* cs = channel_scale.data() + c0 + s0 * c_step;
+    for (int64_t q = 0; q < n; ++q) v[q] = static_cast<float>(a[q * acc_stride] + 0.0) * cs[q * c_step];
+    if (bias != nullptr) {
+      const float* bs = bias + c0 + s0 * c_step;
+      for (int64_t q = 0; q < n; ++q) v[q] = v[q] + bs[q * c_step];
+    }
+    const int64_t i = i0 + s0;
+    if (z != nullptr) {
+      switch (z_type) {
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: {
+          const float* zp = static_cast<const float*>(z) + i;
+          if (has_z_scale) {
+            for (int64_t q = 0; q < n; ++q) v[q] = v[q] + zp[q] * z_scale;
+          } else {
+            for (int64_t q = 0; q < n; ++q) v[q] = v[q] + zp[q];
+          }
+          break;
+        }
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+        case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
+          for (int64_t q = 0; q < n; ++q) {
+            const float zv = load_float(z, z_type, i + q);
+            v[q] = v[q] + (has_z_scale ? zv * z_scale : zv);
+          }
+          break;
+        default: {
+          const float* table = fp8_decode_table(fp8_format_of(z_type));
+          const uint8_t* zp = static_cast<const uint8_t*>(z) + i;
+          for (int64_t q = 0; q < n; ++q) v[q] = v[q] + table[zp[q]] * z_scale;  // FP8 Z always has z_scale
+          break;
+        }
+      }
+    }
+    if (relu) {
+      for (int64_t q = 0; q < n; ++q) v[q] = v[q] < 0.0f ? 0.0f : v[q];
+    }
+    switch (out.type) {
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: std::memcpy(static_cast<float*>(y) + i, v, n * sizeof(float)); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: {
+        uint16_t* dst = static_cast<uint16_t*>(y) + i;
+        for (int64_t q = 0; q < n; ++q) dst[q] = f32_to_f16(v[q]);
+        break;
+      }
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: {
+        uint16_t* dst = static_cast<uint16_t*>(y) + i;
+        for (int64_t q = 0; q < n; ++q) dst[q] = f32_to_bf16(v[q]);
+        break;
+      }
+      default: {
+        uint8_t* dst = static_cast<uint8_t*>(y) + i;
+        const Fp8Rounder& r = out.rounder;
+        for (int64_t q = 0; q < n; ++q) v[q] = r(v[q] / out.y_scale);
+        for (int64_t q = 0; q < n; ++q) dst[q] = fp8_code_of_value(v[q], r);
+        break;
+      }
+    }
+  }
 }
 
 bool is_fp8_type(ONNXTensorElementDataType t) {

@@ -64,23 +64,24 @@ struct Epilogue {
     out.store(y, i, v);
   }
 
-  // count consecutive outputs of channel c starting at flat index i (NCHW rows).
-  void apply_row(const double* acc, int64_t c, int64_t i, int64_t count, void* y) const {
-    const float s = channel_scale[c];
-    const float b = bias != nullptr ? bias[c] : 0.0f;
-    if (z == nullptr && out.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
-      float* dst = static_cast<float*>(y) + i;
-      for (int64_t q = 0; q < count; ++q) {
-        float v = static_cast<float>(acc[q] + 0.0) * s;
-        if (bias != nullptr) v = v + b;
-        if (relu && v < 0.0f) v = 0.0f;
-        dst[q] = v;
-      }
-      return;
-    }
-    for (int64_t q = 0; q < count; ++q) apply(acc[q], c, i + q, y);
-  }
+  // `count` outputs at flat indices i0, i0+1, ...: element q has accumulator acc[q * acc_stride] and channel
+  // c0 + q * c_step (NCHW rows: c_step 0; NHWC pixels: c_step 1). Same arithmetic as apply(), in loops that
+  // the compiler vectorizes.
+  void apply_span(const double* acc, int64_t acc_stride, int64_t c0, int64_t c_step, int64_t i0, int64_t count,
+                  void* y) const;
 };
+
+// FP8 code of an exact FP8 value r (as Fp8Rounder produces), without branches on the value.
+inline uint8_t fp8_code_of_value(float r, const Fp8Rounder& f) {
+  const uint32_t b = f32_bits(r);
+  const uint32_t sign = b >> 31;
+  const uint32_t mag = b & 0x7FFFFFFFu;
+  const uint32_t normal = (mag >> f.drop_bits) - (static_cast<uint32_t>(127 - f.exponent_bias) << f.mantissa_bits);
+  const uint32_t sub = static_cast<uint32_t>(bits_f32(mag) * f.subnormal_to_int);
+  const uint32_t m = bits_f32(mag) >= f.min_normal ? normal : sub;
+  const uint32_t signed_code = (f.fnuz && m == 0) ? 0u : (m | (sign << 7));
+  return static_cast<uint8_t>(mag > 0x7F800000u ? fp8_nan(f.format, sign) : signed_code);
+}
 
 // Names an op node in messages: "FP8Conv 'conv1'".
 struct OpContext {
