@@ -1,0 +1,89 @@
+"""The custom-op library's GPU kernels inside onnxruntime-gpu's CUDAExecutionProvider (skipped without one).
+
+Sessions refuse CPU fallback, so every com.fp8ort node must run on the GPU; results are checked against the
+NumPy reference (the GPU accumulates in float32: high-precision outputs by SQNR, FP8 outputs byte-equal but for
+rare one-step differences at rounding boundaries).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto
+
+from fp8ort import numerics as nx
+from fp8ort import ops, reference
+
+from .._util import activations, fp8_weights
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif("CUDAExecutionProvider" not in ort.get_available_providers(),
+                       reason="onnxruntime has no CUDAExecutionProvider"),
+]
+E4M3 = TensorProto.FLOAT8E4M3FN
+
+
+def _gpu_session(model, library):
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(library)
+    so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CUDAExecutionProvider"])
+
+
+def _check(got, expected, fp8_tolerance=1e-3):
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    if nx.is_fp8(expected.dtype):
+        a, e = got.view(np.uint8).astype(int), expected.view(np.uint8).astype(int)
+        off = np.flatnonzero(a != e)
+        assert off.size <= max(1, fp8_tolerance * e.size), f"{off.size} FP8 bytes differ"
+        assert np.all(np.abs(a[off] - e[off]) == 1), "an FP8 byte is off by more than one step"
+    else:
+        assert nx.sqnr_db(expected.astype(np.float64), got.astype(np.float64)) >= 40.0
+
+
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT16, E4M3])
+@pytest.mark.parametrize("shape", [(1, 56, 56, 64, 64, 3, 1), (2, 17, 13, 3, 10, 7, 2), (4, 14, 14, 32, 32, 3, 1)])
+def test_conv_nhwc_on_cuda_ep(shape, out_type, rng, library):
+    n, h, w, c, m, k, stride = shape
+    x = activations(rng, (n, h, w, c), 0.05, np.float32)
+    wq, ws = fp8_weights(rng, (m, c, k, k))
+    pad = k // 2
+    inputs = {"X": x, "W": wq, "x_scale": np.float32(0.05), "w_scale": ws,
+              "B": rng.standard_normal(m).astype(np.float32)}
+    attrs = dict(strides=[stride, stride], pads=[pad] * 4, layout="NHWC", activation="Relu")
+    probe = reference.fp8_conv(**inputs, **attrs)
+    if nx.is_fp8(out_type):
+        inputs["y_scale"] = np.float32(np.abs(probe).max() / 300 + 1e-3)
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
+    got = ops.run(_gpu_session(model, library), {"X": x})[0]
+    _check(got, reference.fp8_conv(**inputs, output_dtype=out_type, **attrs))
+
+
+@pytest.mark.parametrize("rows", [1, 7, 256])
+def test_matmul_on_cuda_ep(rows, rng, library):
+    a = activations(rng, (rows, 320), 0.05, np.float16)
+    b, bs = fp8_weights(rng, (100, 320), axis=0)
+    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": bs,
+              "Z": rng.standard_normal((rows, 100)).astype(np.float16)}
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], output_dtype=TensorProto.FLOAT16, transB=1)
+    got = ops.run(_gpu_session(model, library), {"A": a})[0]
+    _check(got, reference.fp8_matmul(**inputs, output_dtype=TensorProto.FLOAT16, transB=1))
+
+
+def test_quantize_dequantize_on_cuda_ep(rng, library):
+    x = (rng.standard_normal(100_003) * 500).astype(np.float32)
+    scale = np.float32(0.7)
+    q = ops.run(_gpu_session(ops.make_op_model("FP8Quantize", {"X": x, "scale": scale}), library), {"X": x})[0]
+    np.testing.assert_array_equal(q.view(np.uint8), reference.fp8_quantize(x, scale).view(np.uint8))
+    d = ops.run(_gpu_session(ops.make_op_model("FP8Dequantize", {"X": q, "scale": scale}), library), {"X": q})[0]
+    np.testing.assert_array_equal(d, reference.fp8_dequantize(q, scale))
+
+
+def test_nchw_is_refused_with_a_clear_error(rng, library):
+    x = activations(rng, (1, 8, 6, 6), 0.05, np.float32)
+    wq, ws = fp8_weights(rng, (8, 8, 3, 3))
+    model = ops.make_op_model("FP8Conv", {"X": x, "W": wq, "x_scale": np.float32(0.05), "w_scale": ws})
+    with pytest.raises(Exception, match="NHWC"):
+        ops.run(_gpu_session(model, library), {"X": x})
