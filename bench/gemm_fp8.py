@@ -1,0 +1,106 @@
+"""FP8 GEMM TFLOP/s: fp8ort_gemm (ctypes) against torch._scaled_mm (cuBLASLt FP8, TN) on the same operands.
+
+Y[M, N] bf16 = A[M, K] (E4M3) . W[N, K]^T * a_scale * w_scale. Median of CUDA-event timings after warm-up.
+Usage: python3 bench/gemm_fp8.py [--lib build/gpu_test/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
+The C++ harness bench/gemm_fp8.cu calls cuBLASLt directly; this one cross-checks it through PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import functools
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "gpu"))
+from gpu_lib import Epilogue, load_kernels  # noqa: E402
+
+E4M3, BF16 = 17, 16
+
+
+def median_ms(fn, iters: int = 30, warmup: int = 5) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def run_ours(lib, a, w, m: int, n: int, k: int, ep: Epilogue, y, stream) -> None:
+    st = lib.fp8ort_gemm(a.data_ptr(), w.data_ptr(), E4M3, m, n, k, ep, y.data_ptr(), stream)
+    assert st == 0, lib.fp8ort_gpu_last_error()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    lib = load_kernels(Path(args.lib))
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    rows = []
+    for size in map(int, args.sizes.split(",")):
+        m = n = k = size
+        a = (torch.randn(m, k, device="cuda") * 64).to(torch.float8_e4m3fn)
+        w = (torch.randn(n, k, device="cuda") * 32).to(torch.float8_e4m3fn)
+        sa = torch.tensor([1 / 64], device="cuda")
+        sw = torch.tensor([1 / 32], device="cuda")
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        ep = Epilogue(x_scale=sa.data_ptr(), w_scale=sw.data_ptr(), w_scale_count=1, y_type=BF16)
+        flop = 2.0 * m * n * k
+        for fast, override in ((False, 0), (True, 3)):
+            lib.fp8ort_gemm_set_kernel_override(override)
+            name = lib.fp8ort_gemm_kernel_name(E4M3, m, n, k).decode()
+            ours = functools.partial(run_ours, lib, a, w, m, n, k, ep, y, stream)
+            theirs = functools.partial(
+                torch._scaled_mm, a, w.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16, use_fast_accum=fast
+            )
+            ms_ours = median_ms(ours)
+            ms_lt = median_ms(theirs)
+            ref = theirs()
+            ours()
+            rel = float((y.float() - ref.float()).norm() / ref.float().norm())
+            row = dict(
+                m=m,
+                n=n,
+                k=k,
+                fast_accum=fast,
+                ours_kernel=name,
+                ours_ms=round(ms_ours, 4),
+                ours_tflops=round(flop / ms_ours / 1e9, 1),
+                torch_scaled_mm_ms=round(ms_lt, 4),
+                torch_scaled_mm_tflops=round(flop / ms_lt / 1e9, 1),
+                ratio=round(ms_lt / ms_ours, 3),
+                relative_l2_diff=rel,
+            )
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        lib.fp8ort_gemm_set_kernel_override(0)
+    if args.json:
+        doc = dict(
+            benchmark="fp8 gemm E4M3 -> bf16, per-tensor scales; ours vs torch._scaled_mm (cuBLASLt)",
+            command=" ".join(sys.argv),
+            gpu=torch.cuda.get_device_name(),
+            torch=torch.__version__,
+            cuda=torch.version.cuda,
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            results=rows,
+        )
+        Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+// FP8 convolution, NHWC: an implicit GEMM over the portable main loop (fp8_gemm_core.h) with rows =
+// batch * out_h * out_w, columns = output channels of one group, K = kernel_h * kernel_w * (in_c / group) in
+// (tap, channel) order, and a direct kernel for depthwise convolution (one input and one output channel per group).
+#include "fp8_gemm_core.h"
+
+namespace fp8ort {
+namespace {
+
+constexpr int kDepthwiseThreads = 256;
+
+// A of the implicit GEMM: row r = (image, oy, ox), k = (ky, kx, c) of group blockIdx.z; padding reads zero.
+struct conv_source {
+    const uint8_t* x;
+    int64_t rows, k;
+    int64_t in_h, in_w, in_c, group_c;
+    int64_t out_hw, out_w, kernel_w;
+    int stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+    // decoded rows of this thread (one per chunk slot)
+    int64_t image[kChunksPerThread];
+    int iy0[kChunksPerThread], ix0[kChunksPerThread];
+
+    __device__ void prepare(int slot, int64_t row) {
+        const int64_t r = row < rows ? row : 0;
+        image[slot] = row < rows ? r / out_hw : -1;
+        const int64_t p = r % out_hw;
+        iy0[slot] = static_cast<int>(p / out_w) * stride_h - pad_top;
+        ix0[slot] = static_cast<int>(p % out_w) * stride_w - pad_left;
+    }
+    __device__ const uint8_t* at(int slot, int64_t kk, bool& valid) const {
+        valid = false;
+        if (image[slot] < 0 || kk >= k) return x;
+        const int64_t tap = kk / group_c;
+        const int64_t c = kk - tap * group_c;
+        const int iy = iy0[slot] + static_cast<int>(tap / kernel_w) * dilation_h;
+        const int ix = ix0[slot] + static_cast<int>(tap % kernel_w) * dilation_w;
+        if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) return x;
+        valid = true;
+        return x + ((image[slot] * in_h + iy) * in_w + ix) * in_c + static_cast<int64_t>(blockIdx.z) * group_c + c;
+    }
+    __device__ const uint8_t* chunk(int slot, int64_t, int64_t kk, bool, bool& valid) const { return at(slot, kk, valid); }
+    __device__ uint8_t byte(int slot, int64_t, int64_t kk) const {
+        bool valid;
+        const uint8_t* p = at(slot, kk, valid);
+        return valid ? *p : 0;
+    }
+};
+
+// ONNX [M, C/g, kH, kW] -> [M, kH, kW, C/g]
+__global__ void pack_conv_weight_kernel(const uint8_t* __restrict__ w, int64_t m, int64_t cg, int64_t kh, int64_t kw,
+                                        uint8_t* __restrict__ out) {
+    const int64_t total = m * cg * kh * kw;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+        int64_t r = i;
+        const int64_t x = r % kw; r /= kw;
+        const int64_t y = r % kh; r /= kh;
+        const int64_t c = r % cg;
+        const int64_t o = r / cg;
+        out[((o * kh + y) * kw + x) * cg + c] = w[i];
+    }
+}
+
+// Depthwise: one thread per output element, exact FP8 products summed in float32.
+template <fp8ort_fp8_format F>
+__global__ void __launch_bounds__(kDepthwiseThreads)
+    depthwise_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, fp8ort_conv_shape s, int64_t out_h,
+                     int64_t out_w, epilogue_args ep) {
+    const int64_t total = s.batch * out_h * out_w * s.out_c;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+        const int64_t ch = i % s.out_c;
+        const int64_t row = i / s.out_c;
+        const int64_t ox = row % out_w;
+        const int64_t oy = (row / out_w) % out_h;
+        const int64_t img = row / (out_w * out_h);
+        float acc = 0.0f;
+        for (int64_t ky = 0; ky < s.kernel_h; ++ky) {
+            const int64_t iy = oy * s.stride_h - s.pad_top + ky * s.dilation_h;
+            if (iy < 0 || iy >= s.in_h) continue;
+            for (int64_t kx = 0; kx < s.kernel_w; ++kx) {
+                const int64_t ix = ox * s.stride_w - s.pad_left + kx * s.dilation_w;
+                if (ix < 0 || ix >= s.in_w) continue;
+                const float a = decode_fp8<F>(x[((img * s.in_h + iy) * s.in_w + ix) * s.in_c + ch]);
+                const float b = decode_fp8<F>(w[(ch * s.kernel_h + ky) * s.kernel_w + kx]);
+                acc = fp8ort_add_rn(acc, fp8ort_mul_rn(a, b));  // the product is exact
+            }
+        }
+        epilogue_store(ep, load_column(ep, ch), acc, row, ch);
+    }
+}
+
+fp8ort_status check_shape(const char* op, const fp8ort_conv_shape* s) {
+    if (!s) return fail(FP8ORT_INVALID_ARGUMENT, "%s: shape is NULL", op);
+    if (s->batch < 0 || s->in_h <= 0 || s->in_w <= 0 || s->in_c <= 0 || s->out_c <= 0 || s->kernel_h <= 0 ||
+        s->kernel_w <= 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: sizes must be positive (batch may be 0)", op);
+    if (s->stride_h <= 0 || s->stride_w <= 0 || s->dilation_h <= 0 || s->dilation_w <= 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: strides and dilations must be positive", op);
+    if (s->pad_top < 0 || s->pad_left < 0 || s->pad_bottom < 0 || s->pad_right < 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: pads must not be negative", op);
+    if (s->group <= 0 || s->in_c % s->group || s->out_c % s->group)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: group=%lld must divide in_c=%lld and out_c=%lld", op,
+                    static_cast<long long>(s->group), static_cast<long long>(s->in_c), static_cast<long long>(s->out_c));
+    if (fp8ort_conv_out_h(s) <= 0 || fp8ort_conv_out_w(s) <= 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: the kernel does not fit the padded input (output would be %lldx%lld)",
+                    op, static_cast<long long>(fp8ort_conv_out_h(s)), static_cast<long long>(fp8ort_conv_out_w(s)));
+    if (s->in_h > (1 << 30) || s->in_w > (1 << 30) || s->stride_h > (1 << 20) || s->stride_w > (1 << 20) ||
+        s->dilation_h > (1 << 20) || s->dilation_w > (1 << 20) || s->pad_top > (1 << 20) || s->pad_left > (1 << 20))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: spatial sizes, strides, dilations or pads too large", op);
+    return FP8ORT_OK;
+}
+
+template <fp8ort_fp8_format F>
+fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, const epilogue_args& ep,
+                          hipStream_t stream) {
+    const int64_t oh = fp8ort_conv_out_h(&s), ow = fp8ort_conv_out_w(&s);
+    const int64_t cg = s.in_c / s.group, mg = s.out_c / s.group;
+    if (cg == 1 && mg == 1) {
+        const int64_t total = s.batch * oh * ow * s.out_c;
+        const int64_t blocks = (total + kDepthwiseThreads - 1) / kDepthwiseThreads;
+        depthwise_kernel<F><<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kDepthwiseThreads, 0, stream>>>(
+            x, w, s, oh, ow, ep);
+        return check_launch("fp8ort_conv_nhwc (depthwise)");
+    }
+    FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
+    conv_source src{};
+    src.x = x;
+    src.rows = s.batch * oh * ow;
+    src.k = s.kernel_h * s.kernel_w * cg;
+    src.in_h = s.in_h, src.in_w = s.in_w, src.in_c = s.in_c, src.group_c = cg;
+    src.out_hw = oh * ow, src.out_w = ow, src.kernel_w = s.kernel_w;
+    src.stride_h = static_cast<int>(s.stride_h), src.stride_w = static_cast<int>(s.stride_w);
+    src.pad_top = static_cast<int>(s.pad_top), src.pad_left = static_cast<int>(s.pad_left);
+    src.dilation_h = static_cast<int>(s.dilation_h), src.dilation_w = static_cast<int>(s.dilation_w);
+    const bool vec_a = cg % 16 == 0 && s.in_c % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    return launch_core<F>(src, vec_a, w, src.rows, mg, src.k, s.group, ep, stream, "fp8ort_conv_nhwc");
+}
+
+}  // namespace
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" int64_t fp8ort_conv_out_h(const fp8ort_conv_shape* s) {
+    return (s->in_h + s->pad_top + s->pad_bottom - s->dilation_h * (s->kernel_h - 1) - 1) / s->stride_h + 1;
+}
+extern "C" int64_t fp8ort_conv_out_w(const fp8ort_conv_shape* s) {
+    return (s->in_w + s->pad_left + s->pad_right - s->dilation_w * (s->kernel_w - 1) - 1) / s->stride_w + 1;
+}
+extern "C" size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s) {
+    if (!s || s->group <= 0) return 0;
+    return static_cast<size_t>(s->out_c * (s->in_c / s->group) * s->kernel_h * s->kernel_w);
+}
+
+extern "C" fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed, void* stream) {
+    FP8ORT_TRY(check_shape("fp8ort_conv_pack_weight", s));
+    if (!w || !packed) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_pack_weight: NULL pointer");
+    const int64_t total = static_cast<int64_t>(fp8ort_conv_packed_bytes(s));
+    const int64_t blocks = (total + 255) / 256;
+    pack_conv_weight_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, as_stream(stream)>>>(
+        static_cast<const uint8_t*>(w), s->out_c, s->in_c / s->group, s->kernel_h, s->kernel_w,
+        static_cast<uint8_t*>(packed));
+    FP8ORT_TRY(check_launch("fp8ort_conv_pack_weight"));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
+                                          const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,
+                                          void* stream) {
+    const char* op = "fp8ort_conv_nhwc";
+    FP8ORT_TRY(check_shape(op, s));
+    if (!is_fp8_type(format)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: format %s is not FP8", op, dtype_name(format));
+    epilogue_args ep;
+    FP8ORT_TRY(make_epilogue_args(op, epilogue, s->out_c, y, s->out_c, &ep));
+    if (s->batch == 0) return ok();
+    if (!x || !w_packed) return fail(FP8ORT_INVALID_ARGUMENT, "%s: X and the packed weight must not be NULL", op);
+    const uint8_t* x8 = static_cast<const uint8_t*>(x);
+    const uint8_t* w8 = static_cast<const uint8_t*>(w_packed);
+    const hipStream_t st = as_stream(stream);
+    fp8ort_status r;
+    switch (format) {
+        case FP8ORT_E4M3FN: r = launch_conv<FP8ORT_E4M3FN>(x8, w8, *s, ep, st); break;
+        case FP8ORT_E5M2: r = launch_conv<FP8ORT_E5M2>(x8, w8, *s, ep, st); break;
+        case FP8ORT_E4M3FNUZ: r = launch_conv<FP8ORT_E4M3FNUZ>(x8, w8, *s, ep, st); break;
+        default: r = launch_conv<FP8ORT_E5M2FNUZ>(x8, w8, *s, ep, st); break;
+    }
+    return r == FP8ORT_OK ? ok() : r;
+}

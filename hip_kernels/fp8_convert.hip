@@ -1,0 +1,154 @@
+// FP8 conversions with a per-tensor scale: quantize (q), dequantize (deq) and the amax reduction.
+#include "fp8_numerics.h"
+#include "fp8_status.h"
+
+namespace fp8ort {
+namespace {
+
+constexpr int kConvertThreads = 256;
+constexpr int kMaxConvertBlocks = 8192;
+
+int convert_blocks(int64_t count) {
+    const int64_t blocks = (count + kConvertThreads - 1) / kConvertThreads;
+    return static_cast<int>(blocks < kMaxConvertBlocks ? (blocks > 0 ? blocks : 1) : kMaxConvertBlocks);
+}
+
+template <fp8ort_fp8_format F, fp8ort_dtype X>
+__global__ void __launch_bounds__(kConvertThreads)
+    quantize_kernel(const void* __restrict__ x, const float* __restrict__ scale, uint8_t* __restrict__ y,
+                    int64_t count, bool saturate) {
+    const float s = *scale;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        y[i] = quantize_fp8<F>(load_hp(x, i, X), s, saturate);
+    }
+}
+
+template <fp8ort_fp8_format F>
+__global__ void __launch_bounds__(kConvertThreads)
+    dequantize_kernel(const uint8_t* __restrict__ x, const float* __restrict__ scale, void* __restrict__ y,
+                      fp8ort_dtype y_type, int64_t count) {
+    const float s = scale ? *scale : 1.0f;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const float v = fp8ort_mul_rn(decode_fp8<F>(x[i]), s);
+        switch (y_type) {
+            case FP8ORT_FLOAT16: static_cast<uint16_t*>(y)[i] = fp8ort_float_to_half_bits(v); break;
+            case FP8ORT_BFLOAT16: static_cast<uint16_t*>(y)[i] = fp8ort_float_to_bf16_bits(v); break;
+            default: static_cast<float*>(y)[i] = v; break;
+        }
+    }
+}
+
+// max |x| as the largest magnitude bit pattern: for non-negative floats the integer order is the float order,
+// and every NaN pattern sorts above +Inf, so one NaN makes the result NaN (as np.max(np.abs(x)) does).
+template <fp8ort_dtype X>
+__global__ void __launch_bounds__(kConvertThreads)
+    amax_kernel(const void* __restrict__ x, int64_t count, unsigned int* __restrict__ amax_bits) {
+    __shared__ unsigned int partial[kConvertThreads];
+    unsigned int best = 0;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const unsigned int m = __float_as_uint(load_hp(x, i, X)) & 0x7fffffffu;
+        best = m > best ? m : best;
+    }
+    partial[threadIdx.x] = best;
+    __syncthreads();
+    for (int half = kConvertThreads / 2; half > 0; half /= 2) {
+        if (static_cast<int>(threadIdx.x) < half) {
+            const unsigned int other = partial[threadIdx.x + half];
+            partial[threadIdx.x] = other > partial[threadIdx.x] ? other : partial[threadIdx.x];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicMax(amax_bits, partial[0]);
+}
+
+template <fp8ort_fp8_format F>
+fp8ort_status launch_quantize(const void* x, fp8ort_dtype x_type, const float* scale, void* y, int64_t count,
+                              bool saturate, hipStream_t stream) {
+    const int blocks = convert_blocks(count);
+    uint8_t* out = static_cast<uint8_t*>(y);
+    switch (x_type) {
+        case FP8ORT_FLOAT:
+            quantize_kernel<F, FP8ORT_FLOAT><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out, count, saturate);
+            break;
+        case FP8ORT_FLOAT16:
+            quantize_kernel<F, FP8ORT_FLOAT16><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out, count, saturate);
+            break;
+        default:
+            quantize_kernel<F, FP8ORT_BFLOAT16><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out, count, saturate);
+            break;
+    }
+    return check_launch("fp8ort_quantize");
+}
+
+template <fp8ort_fp8_format F>
+fp8ort_status launch_dequantize(const void* x, const float* scale, void* y, fp8ort_dtype y_type, int64_t count,
+                                hipStream_t stream) {
+    dequantize_kernel<F><<<convert_blocks(count), kConvertThreads, 0, stream>>>(static_cast<const uint8_t*>(x),
+                                                                                 scale, y, y_type, count);
+    return check_launch("fp8ort_dequantize");
+}
+
+}  // namespace
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" const char* fp8ort_gpu_last_error(void) { return g_last_error; }
+
+extern "C" fp8ort_status fp8ort_quantize(const void* x, fp8ort_dtype x_type, const float* scale, void* y,
+                                         fp8ort_dtype y_type, int64_t count, int saturate, void* stream) {
+    if (!is_hp_type(x_type)) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_quantize: input type %s is not float32/float16/bfloat16", dtype_name(x_type));
+    if (!is_fp8_type(y_type)) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_quantize: output type %s is not an FP8 type", dtype_name(y_type));
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_quantize: negative count %lld", static_cast<long long>(count));
+    if (count == 0) return ok();
+    if (!x || !y || !scale) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_quantize: x, y and scale must be device pointers, got NULL");
+    const hipStream_t s = as_stream(stream);
+    const bool sat = saturate != 0;
+    fp8ort_status st;
+    switch (y_type) {
+        case FP8ORT_E4M3FN: st = launch_quantize<FP8ORT_E4M3FN>(x, x_type, scale, y, count, sat, s); break;
+        case FP8ORT_E5M2: st = launch_quantize<FP8ORT_E5M2>(x, x_type, scale, y, count, sat, s); break;
+        case FP8ORT_E4M3FNUZ: st = launch_quantize<FP8ORT_E4M3FNUZ>(x, x_type, scale, y, count, sat, s); break;
+        default: st = launch_quantize<FP8ORT_E5M2FNUZ>(x, x_type, scale, y, count, sat, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_dequantize(const void* x, fp8ort_dtype x_type, const float* scale, void* y,
+                                           fp8ort_dtype y_type, int64_t count, void* stream) {
+    if (!is_fp8_type(x_type)) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_dequantize: input type %s is not an FP8 type", dtype_name(x_type));
+    if (!is_hp_type(y_type)) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_dequantize: output type %s is not float32/float16/bfloat16", dtype_name(y_type));
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_dequantize: negative count %lld", static_cast<long long>(count));
+    if (count == 0) return ok();
+    if (!x || !y) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_dequantize: x and y must be device pointers, got NULL");
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (x_type) {
+        case FP8ORT_E4M3FN: st = launch_dequantize<FP8ORT_E4M3FN>(x, scale, y, y_type, count, s); break;
+        case FP8ORT_E5M2: st = launch_dequantize<FP8ORT_E5M2>(x, scale, y, y_type, count, s); break;
+        case FP8ORT_E4M3FNUZ: st = launch_dequantize<FP8ORT_E4M3FNUZ>(x, scale, y, y_type, count, s); break;
+        default: st = launch_dequantize<FP8ORT_E5M2FNUZ>(x, scale, y, y_type, count, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_amax(const void* x, fp8ort_dtype x_type, int64_t count, float* amax, void* stream) {
+    if (!is_hp_type(x_type)) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_amax: input type %s is not float32/float16/bfloat16", dtype_name(x_type));
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_amax: negative count %lld", static_cast<long long>(count));
+    if (!amax || (count > 0 && !x)) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_amax: x and amax must be device pointers, got NULL");
+    const hipStream_t s = as_stream(stream);
+    FP8ORT_TRY(check_runtime(hipMemsetAsync(amax, 0, sizeof(float), s), "fp8ort_amax: clearing the result"));
+    if (count == 0) return ok();
+    unsigned int* bits = reinterpret_cast<unsigned int*>(amax);
+    const int blocks = convert_blocks(count);
+    switch (x_type) {
+        case FP8ORT_FLOAT: amax_kernel<FP8ORT_FLOAT><<<blocks, kConvertThreads, 0, s>>>(x, count, bits); break;
+        case FP8ORT_FLOAT16: amax_kernel<FP8ORT_FLOAT16><<<blocks, kConvertThreads, 0, s>>>(x, count, bits); break;
+        default: amax_kernel<FP8ORT_BFLOAT16><<<blocks, kConvertThreads, 0, s>>>(x, count, bits); break;
+    }
+    FP8ORT_TRY(check_launch("fp8ort_amax"));
+    return ok();
+}

@@ -1,0 +1,178 @@
+// FP8 GEMM: weight packing, device capability checks and the fp8ort_gemm entry point, which picks the
+// sm90a wgmma kernel (fp8_gemm_sm90.hip) when it can run and the portable kernel (fp8_gemm_core.h) otherwise.
+#include <atomic>
+#include <stdlib.h>
+
+#include "fp8_gemm_core.h"
+#include "fp8_gemm_sm90.h"
+
+namespace fp8ort {
+namespace {
+
+constexpr int kPackTile = 32;
+std::atomic<int> g_kernel_override{0};
+
+// [K, N] -> [N, K] through a shared-memory tile, so both sides stay coalesced.
+__global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, int64_t n, uint8_t* __restrict__ out) {
+    __shared__ uint8_t tile[kPackTile][kPackTile + 1];
+    const int64_t k0 = static_cast<int64_t>(blockIdx.y) * kPackTile;
+    const int64_t n0 = static_cast<int64_t>(blockIdx.x) * kPackTile;
+    for (int r = threadIdx.y; r < kPackTile; r += blockDim.y) {
+        const int64_t kk = k0 + r, nn = n0 + threadIdx.x;
+        if (kk < k && nn < n) tile[r][threadIdx.x] = w[kk * n + nn];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < kPackTile; r += blockDim.y) {
+        const int64_t nn = n0 + r, kk = k0 + threadIdx.x;
+        if (kk < k && nn < n) out[nn * k + kk] = tile[threadIdx.x][r];
+    }
+}
+
+template <fp8ort_fp8_format F>
+fp8ort_status launch_gemm_core(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
+                               const epilogue_args& ep, hipStream_t stream) {
+    const matrix_source a_src{a, m, k, k};
+    const bool vec_a = (k % 16 == 0) && (reinterpret_cast<uintptr_t>(a) % 16 == 0);
+    return launch_core<F>(a_src, vec_a, b, m, n, k, 1, ep, stream, "fp8ort_gemm");
+}
+
+struct device_info {
+    int arch;  // NVIDIA: 10 * major + minor; AMD: the gfx number (942, 1100, 1201, ...)
+};
+
+// Looked up once per device: hipGetDeviceProperties is slow on ROCm.
+fp8ort_status current_device(device_info* info) {
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> cache[kMaxDevices];
+    int dev = 0;
+    FP8ORT_TRY(check_runtime(hipGetDevice(&dev), "hipGetDevice"));
+    if (dev >= 0 && dev < kMaxDevices && cache[dev].load() > 0) {
+        info->arch = cache[dev].load();
+        return FP8ORT_OK;
+    }
+#if defined(FP8ORT_CUDA)
+    int major = 0, minor = 0;
+    FP8ORT_TRY(check_runtime(hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, dev), "compute capability"));
+    FP8ORT_TRY(check_runtime(hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, dev), "compute capability"));
+    info->arch = major * 10 + minor;
+#else
+    hipDeviceProp_t prop;
+    FP8ORT_TRY(check_runtime(hipGetDeviceProperties(&prop, dev), "hipGetDeviceProperties"));
+    // "gfx942:sramecc+:xnack-" -> 942; letters (gfx90a) end the number
+    char digits[8] = {0};
+    for (int i = 0; i < 7 && prop.gcnArchName[3 + i] >= '0' && prop.gcnArchName[3 + i] <= '9'; ++i) digits[i] = prop.gcnArchName[3 + i];
+    info->arch = static_cast<int>(strtol(digits, nullptr, 10));
+#endif
+    if (dev >= 0 && dev < kMaxDevices) cache[dev].store(info->arch);
+    return FP8ORT_OK;
+}
+
+}  // namespace
+
+fp8ort_status core_supports(const char* op, fp8ort_fp8_format format) {
+    device_info dev;
+    FP8ORT_TRY(current_device(&dev));
+    const bool ocp = format == FP8ORT_E4M3FN || format == FP8ORT_E5M2;
+#if defined(FP8ORT_CUDA)
+    if (dev.arch < 89)
+        return fail(FP8ORT_UNSUPPORTED, "%s: FP8 matrix instructions need compute capability 8.9 or newer, this GPU is %d.%d",
+                    op, dev.arch / 10, dev.arch % 10);
+    if (!ocp)
+        return fail(FP8ORT_UNSUPPORTED, "%s: NVIDIA GPUs multiply float8e4m3fn and float8e5m2, not %s; quantize the model "
+                    "for an OCP format", op, dtype_name(format));
+#else
+    const bool gfx11 = dev.arch >= 1100 && dev.arch < 1200;
+    const bool gfx12 = dev.arch >= 1200 && dev.arch < 1300;
+    const bool fnuz_mfma = dev.arch == 942;
+    const bool ocp_mfma = dev.arch == 950;
+    if (!(gfx11 || gfx12 || fnuz_mfma || ocp_mfma))
+        return fail(FP8ORT_UNSUPPORTED, "%s: no FP8 GEMM kernel for gfx%d (supported: gfx942, gfx950, gfx11, gfx12)", op, dev.arch);
+    if (fnuz_mfma && ocp)
+        return fail(FP8ORT_UNSUPPORTED, "%s: gfx942 multiplies FNUZ FP8 only, not %s; quantize for float8e4m3fnuz", op, dtype_name(format));
+    if ((gfx12 || ocp_mfma) && !ocp)
+        return fail(FP8ORT_UNSUPPORTED, "%s: gfx%d multiplies OCP FP8 only, not %s", op, dev.arch, dtype_name(format));
+#endif
+    return FP8ORT_OK;
+}
+
+bool device_is_sm90() {
+#if defined(FP8ORT_CUDA)
+    device_info dev;
+    return current_device(&dev) == FP8ORT_OK && dev.arch == 90;
+#else
+    return false;
+#endif
+}
+
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" size_t fp8ort_gemm_packed_bytes(int64_t n, int64_t k) {
+    return (n > 0 && k > 0) ? static_cast<size_t>(n) * static_cast<size_t>(k) : 0;
+}
+
+extern "C" fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b, int64_t k, int64_t n, void* packed,
+                                                 void* stream) {
+    if (k <= 0 || n <= 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm_pack_weight: K=%lld and N=%lld must be positive",
+                                      static_cast<long long>(k), static_cast<long long>(n));
+    if (!w || !packed) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm_pack_weight: NULL pointer");
+    const hipStream_t s = as_stream(stream);
+    if (trans_b) {  // already [N, K]
+        FP8ORT_TRY(check_runtime(hipMemcpyAsync(packed, w, static_cast<size_t>(n * k), hipMemcpyDeviceToDevice, s),
+                                 "fp8ort_gemm_pack_weight: copy"));
+        return ok();
+    }
+    const dim3 grid(static_cast<unsigned>((n + kPackTile - 1) / kPackTile), static_cast<unsigned>((k + kPackTile - 1) / kPackTile));
+    if (grid.y > 65535) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm_pack_weight: K=%lld is too large", static_cast<long long>(k));
+    transpose_kn_kernel<<<grid, dim3(kPackTile, 8), 0, s>>>(static_cast<const uint8_t*>(w), k, n, static_cast<uint8_t*>(packed));
+    FP8ORT_TRY(check_launch("fp8ort_gemm_pack_weight"));
+    return ok();
+}
+
+extern "C" void fp8ort_gemm_set_kernel_override(int which) { g_kernel_override.store(which); }
+
+extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
+    const int which = g_kernel_override.load();
+    if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k))
+        return which == 3 ? "wgmma_sm90a_fast_accum" : "wgmma_sm90a";
+#if defined(FP8ORT_CUDA)
+    return "mma_sync";
+#else
+    return "amd_matrix_core";
+#endif
+}
+
+extern "C" fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m, int64_t n,
+                                     int64_t k, const fp8ort_epilogue* epilogue, void* y, void* stream) {
+    const char* op = "fp8ort_gemm";
+    if (!is_fp8_type(format)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: format %s is not FP8", op, dtype_name(format));
+    if (m < 0 || n <= 0 || k <= 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: M=%lld N=%lld K=%lld: N and K must be positive", op,
+                    static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
+    if (m > 0 && (!a || !b_packed)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: A and the packed weight must not be NULL", op);
+    epilogue_args ep;
+    FP8ORT_TRY(make_epilogue_args(op, epilogue, n, y, n, &ep));
+    if (m == 0) return ok();
+    const hipStream_t s = as_stream(stream);
+    const uint8_t* a8 = static_cast<const uint8_t*>(a);
+    const uint8_t* b8 = static_cast<const uint8_t*>(b_packed);
+    const int which = g_kernel_override.load();
+    const bool sm90 = device_is_sm90() && sm90_can_run(format, m, n, k);
+    if ((which == 2 || which == 3) && !sm90)
+        return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
+                    "float8e4m3fn/e5m2 and K %% 16 == 0)", op);
+    if (sm90 && which != 1) {
+        FP8ORT_TRY(launch_gemm_sm90(a8, b8, format, m, n, k, which == 3, ep, s));
+        return ok();
+    }
+    FP8ORT_TRY(core_supports(op, format));
+    fp8ort_status st;
+    switch (format) {
+        case FP8ORT_E4M3FN: st = launch_gemm_core<FP8ORT_E4M3FN>(a8, b8, m, n, k, ep, s); break;
+        case FP8ORT_E5M2: st = launch_gemm_core<FP8ORT_E5M2>(a8, b8, m, n, k, ep, s); break;
+        case FP8ORT_E4M3FNUZ: st = launch_gemm_core<FP8ORT_E4M3FNUZ>(a8, b8, m, n, k, ep, s); break;
+        default: st = launch_gemm_core<FP8ORT_E5M2FNUZ>(a8, b8, m, n, k, ep, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}

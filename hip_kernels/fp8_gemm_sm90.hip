@@ -1,0 +1,331 @@
+// Hopper FP8 GEMM (sm_90a): C[M, N] = A[M, K] . B[N, K]^T with the fused epilogue.
+// Block tile 128 x BN x 128: warpgroup 0 issues TMA loads (128-byte swizzle, zero fill past the edges) into a
+// ring of shared-memory stages guarded by mbarriers; warpgroups 1 and 2 each run wgmma m64nBNk32 on 64 rows.
+// Hopper's FP8 tensor cores keep only about 14 bits while they accumulate, so by default (Promote) each 128-deep
+// k-tile is summed by wgmma and then added into a float32 accumulator in registers (BN = 128); the fast variant
+// (BN = 256) accumulates the whole K inside wgmma, like cuBLASLt's FAST_ACCUM.
+#include "fp8_gemm_sm90.h"
+
+#if defined(FP8ORT_CUDA)
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#endif
+
+namespace fp8ort {
+
+#if defined(FP8ORT_CUDA)
+namespace {
+
+constexpr int kBm = 128;
+constexpr int kBk = 128;  // bytes: one 128-byte swizzle row
+constexpr int kThreadsSm90 = 384;
+constexpr int kGroupM = 8;  // tiles of M walked together, for L2 reuse of B
+constexpr int kABytes = kBm * kBk;
+
+template <int BN>
+struct sm90_tile {
+    static constexpr int kStages = BN == 128 ? 6 : 4;
+    static constexpr int kBBytes = BN * kBk;
+    static constexpr size_t kSmem = static_cast<size_t>(kStages) * (kABytes + kBBytes) + 2 * kStages * 8 + 1024;
+};
+
+#if defined(FP8ORT_HAS_WGMMA_FP8)
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes));
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)));
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+    uint32_t done = 0;
+    do {
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(smem_u32(bar)), "r"(parity));
+    } while (!done);
+}
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar))
+        : "memory");
+}
+// K-major operand, 128-byte swizzle: stride between 8-row groups 1024 bytes.
+__device__ __forceinline__ uint64_t smem_desc(const uint8_t* p) {
+    const uint64_t addr = smem_u32(p);
+    return ((addr & 0x3ffff) >> 4) | (uint64_t{16 >> 4} << 16) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+// D[64, N] += A[64, 32] . B[N, 32]^T, both operands K-major in shared memory (descriptors).
+template <fp8ort_fp8_format F, int N>
+__device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
+    static_assert(N == 128 || N == 256, "wgmma tile width");
+    if constexpr (N == 256 && F == FP8ORT_E5M2) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                     "%128, %129, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(desc_a), "l"(desc_b));
+    } else if constexpr (N == 256) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+                     "%128, %129, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+              "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+              "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+              "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+              "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+              "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+              "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+              "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+              "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+            : "l"(desc_a), "l"(desc_b));
+    } else if constexpr (F == FP8ORT_E5M2) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                     "%64, %65, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(desc_a), "l"(desc_b));
+    } else {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                     "%64, %65, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+              "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+              "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+              "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+              "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+            : "l"(desc_a), "l"(desc_b));
+    }
+}
+#endif  // FP8ORT_HAS_WGMMA_FP8
+
+template <fp8ort_fp8_format F, int BN, bool Promote>
+__global__ void __launch_bounds__(kThreadsSm90, 1)
+    gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int64_t m,
+                     int64_t n, int64_t k, epilogue_args ep) {
+#if defined(FP8ORT_HAS_WGMMA_FP8)
+    using tile = sm90_tile<BN>;
+    constexpr int kStages = tile::kStages;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+    uint8_t* sa = smem;
+    uint8_t* sb = smem + kStages * kABytes;
+    uint64_t* full = reinterpret_cast<uint64_t*>(sb + kStages * tile::kBBytes);
+    uint64_t* empty = full + kStages;
+
+    const int tiles_m = static_cast<int>((m + kBm - 1) / kBm);
+    const int tiles_n = static_cast<int>((n + BN - 1) / BN);
+    const int id = blockIdx.x;
+    const int per_group = kGroupM * tiles_n;
+    const int first_m = (id / per_group) * kGroupM;
+    const int group_rows = min(tiles_m - first_m, kGroupM);
+    const int tm = first_m + (id % per_group) % group_rows;
+    const int tn = (id % per_group) / group_rows;
+    const int k_tiles = static_cast<int>((k + kBk - 1) / kBk);
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                const int s = kt % kStages;
+                if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
+                mbar_expect_tx(&full[s], kABytes + tile::kBBytes);
+                tma_load_2d(sa + s * kABytes, &map_a, kt * kBk, tm * kBm, &full[s]);
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, kt * kBk, tn * BN, &full[s]);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int consumer = wg - 1;
+    constexpr int kRegs = BN / 2;
+    float d[kRegs];
+    float acc[Promote ? kRegs : 1];
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % kStages;
+        mbar_wait(&full[s], (kt / kStages) & 1);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
+        const uint8_t* b_tile = sb + s * tile::kBBytes;
+#pragma unroll
+        for (int kk = 0; kk < kBk / 32; ++kk)
+            wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        if constexpr (Promote) {
+            // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
+#pragma unroll
+            for (int i = 0; i < kRegs; ++i) {
+                acc[i] += d[i];
+                d[i] = 0.0f;
+            }
+        } else {
+            // keep this k-tile in flight; the previous one is done, so its stage goes back to the producer
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
+        }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+
+    const int t = threadIdx.x % 128;
+    const int64_t row_base = static_cast<int64_t>(tm) * kBm + consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
+    const int64_t col_base = static_cast<int64_t>(tn) * BN + (t % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+            const int64_t col = col_base + j * 8 + e;
+            if (col >= n) continue;
+            const column_consts cc = load_column(ep, col);
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int64_t row = row_base + i * 8;
+                const float v = Promote ? acc[j * 4 + i * 2 + e] : d[j * 4 + i * 2 + e];
+                if (row < m) epilogue_store(ep, cc, v, row, col);
+            }
+        }
+    }
+#else
+    FP8ORT_TRAP();
+#endif
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+    static PFN_cuTensorMapEncodeTiled_v12000 fn = []() -> PFN_cuTensorMapEncodeTiled_v12000 {
+        void* p = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+            q != cudaDriverEntryPointSuccess)
+            return nullptr;
+        return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    }();
+    return fn;
+}
+
+// Row-major [rows, k] bytes, box [box_rows, kBk], 128-byte swizzle, zero fill out of bounds.
+fp8ort_status make_map(CUtensorMap* map, const uint8_t* base, int64_t rows, int64_t k, int box_rows) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (!encode) return fail(FP8ORT_DEVICE_ERROR, "fp8ort_gemm: cuTensorMapEncodeTiled is not available from the driver");
+    const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
+    const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k)};
+    const cuuint32_t box[2] = {static_cast<cuuint32_t>(kBk), static_cast<cuuint32_t>(box_rows)};
+    const cuuint32_t elem_strides[2] = {1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<uint8_t*>(base), dims, strides, box,
+                              elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) return fail(FP8ORT_DEVICE_ERROR, "fp8ort_gemm: cuTensorMapEncodeTiled failed (%d)", static_cast<int>(r));
+    return FP8ORT_OK;
+}
+
+template <fp8ort_fp8_format F, int BN, bool Promote>
+fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, const epilogue_args& ep,
+                           hipStream_t stream) {
+    using tile = sm90_tile<BN>;
+    CUtensorMap map_a, map_b;
+    FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
+    FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote>,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        static_cast<int>(tile::kSmem));
+    FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a kernel"));
+    const int64_t tiles = ((m + kBm - 1) / kBm) * ((n + BN - 1) / BN);
+    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
+    gemm_sm90_kernel<F, BN, Promote><<<static_cast<unsigned>(tiles), kThreadsSm90, tile::kSmem, stream>>>(
+        map_a, map_b, m, n, k, ep);
+    return check_launch("fp8ort_gemm (wgmma_sm90a)");
+}
+
+template <fp8ort_fp8_format F>
+fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, bool fast_accumulation,
+                            const epilogue_args& ep, hipStream_t stream) {
+    if (fast_accumulation) return launch_typed<F, 256, false>(a, b, m, n, k, ep, stream);
+    return launch_typed<F, 128, true>(a, b, m, n, k, ep, stream);
+}
+
+}  // namespace
+
+bool sm90_can_run(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
+#if defined(FP8ORT_BUILD_SM90A)
+    // TMA needs 16-byte row strides; tile coordinates are int32
+    return (format == FP8ORT_E4M3FN || format == FP8ORT_E5M2) && k % 16 == 0 && m < (int64_t{1} << 31) &&
+           n < (int64_t{1} << 31) && k < (int64_t{1} << 31);
+#else
+    (void)format, (void)m, (void)n, (void)k;
+    return false;
+#endif
+}
+
+fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_format format, int64_t m, int64_t n,
+                               int64_t k, bool fast_accumulation, const epilogue_args& ep, hipStream_t stream) {
+    if ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) % 16)
+        return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: A and the packed weight must be 16-byte aligned for the sm90a kernel");
+    if (format == FP8ORT_E5M2) return launch_format<FP8ORT_E5M2>(a, b, m, n, k, fast_accumulation, ep, stream);
+    return launch_format<FP8ORT_E4M3FN>(a, b, m, n, k, fast_accumulation, ep, stream);
+}
+
+#else  // HIP: no Hopper kernel
+
+bool sm90_can_run(fp8ort_fp8_format, int64_t, int64_t, int64_t) { return false; }
+fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, int64_t, int64_t, int64_t, bool,
+                               const epilogue_args&, hipStream_t) {
+    return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wgmma kernel exists only in NVIDIA sm90a builds");
+}
+
+#endif
+
+}  // namespace fp8ort

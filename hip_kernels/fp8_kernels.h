@@ -1,0 +1,108 @@
+/* C ABI of the fp8ort GPU kernels (HIP sources; CUDA through fp8_compat.h).
+ *
+ * Every launcher takes the stream it enqueues on (hipStream_t / cudaStream_t passed as void*), checks shapes
+ * and types before launching, never allocates, never synchronizes with the host, and returns a status;
+ * fp8ort_gpu_last_error() gives the message of the last failure on the calling thread.
+ * Scales live in device memory (float32), so a launch never reads them on the host.
+ * Element types use the ONNX TensorProto numbers, so ORT types pass through unchanged. */
+#ifndef FP8ORT_KERNELS_H
+#define FP8ORT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define FP8ORT_GPU_API
+#else
+#define FP8ORT_GPU_API __attribute__((visibility("default")))
+#endif
+
+typedef enum fp8ort_dtype {
+    FP8ORT_FLOAT = 1,
+    FP8ORT_FLOAT16 = 10,
+    FP8ORT_BFLOAT16 = 16,
+    FP8ORT_E4M3FN = 17,
+    FP8ORT_E4M3FNUZ = 18,
+    FP8ORT_E5M2 = 19,
+    FP8ORT_E5M2FNUZ = 20
+} fp8ort_dtype;
+typedef fp8ort_dtype fp8ort_fp8_format; /* one of the four FP8 values above */
+
+typedef enum fp8ort_status {
+    FP8ORT_OK = 0,
+    FP8ORT_INVALID_ARGUMENT = 1, /* shapes, types or pointers a kernel cannot take: refused before launch */
+    FP8ORT_UNSUPPORTED = 2,      /* valid request this device or build has no kernel for */
+    FP8ORT_DEVICE_ERROR = 3      /* the HIP/CUDA runtime reported an error */
+} fp8ort_status;
+
+/* Message of the last non-OK status returned on this thread ("" after success). */
+FP8ORT_GPU_API const char* fp8ort_gpu_last_error(void);
+
+/* ---- conversions (fp8_convert.hip) ---- */
+/* y[i] = q(x[i], *scale): float32 division, round to nearest even, saturate to +-max unless saturate == 0.
+ * x: FLOAT/FLOAT16/BFLOAT16, y: one of the FP8 types. */
+FP8ORT_GPU_API fp8ort_status fp8ort_quantize(const void* x, fp8ort_dtype x_type, const float* scale, void* y,
+                                             fp8ort_dtype y_type, int64_t count, int saturate, void* stream);
+/* y[i] = float(x[i]) * *scale, cast (RNE) to y_type (FLOAT/FLOAT16/BFLOAT16). scale may be NULL (= 1). */
+FP8ORT_GPU_API fp8ort_status fp8ort_dequantize(const void* x, fp8ort_dtype x_type, const float* scale, void* y,
+                                               fp8ort_dtype y_type, int64_t count, void* stream);
+/* *amax = max |x[i]| (NaN if any x is NaN, 0 for count == 0). amax is device memory, overwritten. */
+FP8ORT_GPU_API fp8ort_status fp8ort_amax(const void* x, fp8ort_dtype x_type, int64_t count, float* amax,
+                                         void* stream);
+
+/* ---- GEMM and convolution epilogue (fp8_epilogue.h), in reference order:
+ * y = acc * (x_scale * w_scale[n]); y += bias[n]; y += float(Z) * z_scale; relu; cast or q(y, y_scale). */
+typedef struct fp8ort_epilogue {
+    const float* x_scale;  /* device, 1 value (required) */
+    const float* w_scale;  /* device, 1 or N values (required) */
+    int64_t w_scale_count; /* 1 or N */
+    const float* bias;     /* device [N] float32, or NULL */
+    const void* z;         /* residual with Y's shape and layout, or NULL */
+    fp8ort_dtype z_type;   /* FLOAT/FLOAT16/BFLOAT16 or an FP8 type (then z_scale is required) */
+    const float* z_scale;  /* device, 1 value, or NULL (high-precision Z only) */
+    const float* y_scale;  /* device, 1 value; required when y_type is FP8 */
+    int relu;              /* 0 or 1 */
+    fp8ort_dtype y_type;   /* FLOAT/FLOAT16/BFLOAT16 or an FP8 type */
+} fp8ort_epilogue;
+
+/* ---- GEMM (fp8_gemm.hip, fp8_gemm_sm90.hip) ----
+ * Weights are packed once as [N, K] (K contiguous, fp8). W is [K, N] (trans_b = 0) or [N, K] (trans_b = 1). */
+FP8ORT_GPU_API size_t fp8ort_gemm_packed_bytes(int64_t n, int64_t k);
+FP8ORT_GPU_API fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b, int64_t k, int64_t n, void* packed,
+                                                     void* stream);
+/* Y[M, N] = epilogue(A[M, K] . packed^T). A and the packed weight share the FP8 format `format`. */
+FP8ORT_GPU_API fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m,
+                                         int64_t n, int64_t k, const fp8ort_epilogue* epilogue, void* y,
+                                         void* stream);
+/* Which GEMM kernel fp8ort_gemm picks for these sizes on the current device ("wgmma_sm90a", "mma_sync", ...). */
+FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
+/* Kernel choice (tests, benchmarks): 0 = automatic, 1 = the portable kernel, 2 = the sm90a kernel (refused if it
+ * can't run), 3 = the sm90a kernel with fast accumulation (all of K summed inside wgmma, ~14 bits kept, as cuBLASLt's
+ * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes). */
+FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
+
+/* ---- convolution (fp8_conv.hip): NHWC implicit GEMM ---- */
+typedef struct fp8ort_conv_shape {
+    int64_t batch, in_h, in_w, in_c;  /* X: [batch, in_h, in_w, in_c] */
+    int64_t out_c, kernel_h, kernel_w; /* W: [out_c, in_c / group, kernel_h, kernel_w] */
+    int64_t stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right, dilation_h, dilation_w, group;
+} fp8ort_conv_shape;
+FP8ORT_GPU_API int64_t fp8ort_conv_out_h(const fp8ort_conv_shape* s);
+FP8ORT_GPU_API int64_t fp8ort_conv_out_w(const fp8ort_conv_shape* s);
+FP8ORT_GPU_API size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s);
+/* ONNX weight [M, C/g, kH, kW] -> packed [M, kH, kW, C/g]. */
+FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed,
+                                                     void* stream);
+/* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
+FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
+                                              const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,
+                                              void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FP8ORT_KERNELS_H */

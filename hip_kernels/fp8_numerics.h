@@ -1,0 +1,115 @@
+// FP8 formats on the device: bit-exact encode (round to nearest even, optional saturation) and decode.
+// Written with integer and exact float operations only, so every vendor gives ml_dtypes' bits.
+#pragma once
+
+#include "fp8_compat.h"
+#include "fp8_kernels.h"
+
+namespace fp8ort {
+
+// Largest finite values and exponent biases of the four formats (DESIGN.md, numerics.py).
+constexpr float kE4M3FnMax = 448.0f;
+constexpr float kE5M2Max = 57344.0f;
+constexpr float kE4M3FnuzMax = 240.0f;
+constexpr float kE5M2FnuzMax = 57344.0f;
+
+struct fp8_traits {
+    int mantissa_bits;
+    int bias;
+    float max_finite;
+    bool fnuz;      // no negative zero, one NaN (0x80), no infinities
+    bool has_inf;   // E5M2 (OCP) only
+};
+
+__host__ __device__ constexpr fp8_traits traits_of(fp8ort_fp8_format f) {
+    return f == FP8ORT_E4M3FN     ? fp8_traits{3, 7, kE4M3FnMax, false, false}
+           : f == FP8ORT_E5M2     ? fp8_traits{2, 15, kE5M2Max, false, true}
+           : f == FP8ORT_E4M3FNUZ ? fp8_traits{3, 8, kE4M3FnuzMax, true, false}
+                                  : fp8_traits{2, 16, kE5M2FnuzMax, true, false};
+}
+
+// NaN code of a format with the given sign (FNUZ has a single NaN).
+template <fp8ort_fp8_format F>
+__device__ __forceinline__ uint8_t fp8_nan(bool negative) {
+    constexpr fp8_traits t = traits_of(F);
+    if (t.fnuz) return 0x80;
+    const uint8_t sign = negative ? 0x80 : 0x00;
+    return static_cast<uint8_t>(sign | (t.mantissa_bits == 3 ? 0x7f : 0x7e));
+}
+
+// Round a float32 to format F (ties to even). With `saturate`, values past ±max (and ±Inf) become ±max.
+// Without it, overflow gives Inf (E5M2) or NaN (the other formats), as ml_dtypes does.
+template <fp8ort_fp8_format F>
+__device__ __forceinline__ uint8_t encode_fp8(float x, bool saturate) {
+    constexpr fp8_traits t = traits_of(F);
+    const uint32_t bits = __float_as_uint(x);
+    const bool negative = (bits >> 31) != 0;
+    if (x != x) return fp8_nan<F>(negative);
+    if (saturate) x = fminf(fmaxf(x, -t.max_finite), t.max_finite);
+    const uint32_t abs_bits = __float_as_uint(x) & 0x7fffffffu;
+    const float abs_x = __uint_as_float(abs_bits);
+    const uint32_t sign = negative ? 0x80u : 0x00u;
+    constexpr int shift = 23 - t.mantissa_bits;
+    uint32_t code;
+    // smallest normal of the format: 2^(1 - bias)
+    const float min_normal = __uint_as_float(static_cast<uint32_t>(128 - t.bias) << 23);
+    if (abs_bits >= 0x7f800000u) {  // Inf (only without saturation)
+        code = t.has_inf ? 0x7cu : 0x100u;  // 0x100 marks overflow
+    } else if (abs_x < min_normal) {
+        // subnormal range: count units of 2^(1 - bias - m); the scaling by a power of two is exact
+        const float units_scale = __uint_as_float(static_cast<uint32_t>(127 + t.bias - 1 + t.mantissa_bits) << 23);
+        code = static_cast<uint32_t>(rintf(abs_x * units_scale));  // rintf rounds half to even
+    } else {
+        uint32_t rounded = abs_bits + ((1u << (shift - 1)) - 1u) + ((abs_bits >> shift) & 1u);
+        code = (rounded >> shift) - (static_cast<uint32_t>(127 - t.bias) << t.mantissa_bits);
+    }
+    // overflow past the largest finite code (only reachable without saturation)
+    const uint32_t max_code = t.has_inf ? 0x7bu : (t.fnuz ? 0x7fu : 0x7eu);
+    if (code > max_code) {
+        if (t.has_inf) return static_cast<uint8_t>(sign | 0x7cu);
+        return fp8_nan<F>(negative);
+    }
+    if (code == 0 && t.fnuz) return 0;  // FNUZ has no -0 (0x80 is its NaN)
+    return static_cast<uint8_t>(sign | code);
+}
+
+// Exact FP8 -> float32.
+template <fp8ort_fp8_format F>
+__device__ __forceinline__ float decode_fp8(uint8_t v) {
+    constexpr fp8_traits t = traits_of(F);
+    const uint32_t sign = static_cast<uint32_t>(v & 0x80u) << 24;
+    const uint32_t mag = v & 0x7fu;
+    if (t.fnuz) {
+        if (v == 0x80) return __uint_as_float(0x7fc00000u);
+    } else if (t.has_inf) {
+        if (mag >= 0x7cu) return __uint_as_float(sign | (mag == 0x7cu ? 0x7f800000u : 0x7fc00000u));
+    } else if (mag == 0x7fu) {
+        return __uint_as_float(sign | 0x7fc00000u);
+    }
+    const uint32_t exp_field = mag >> t.mantissa_bits;
+    const uint32_t mant = mag & ((1u << t.mantissa_bits) - 1u);
+    if (exp_field == 0) {  // subnormal: mant * 2^(1 - bias - m), exact in float32
+        const float unit = __uint_as_float(static_cast<uint32_t>(127 + 1 - t.bias - t.mantissa_bits) << 23);
+        return __uint_as_float(sign | __float_as_uint(static_cast<float>(mant) * unit));
+    }
+    const uint32_t f32 = ((exp_field + 127u - t.bias) << 23) | (mant << (23 - t.mantissa_bits));
+    return __uint_as_float(sign | f32);
+}
+
+// q(x, s): float32 division, NaN keeps its sign (as on the CPU, where x / s returns the NaN operand).
+template <fp8ort_fp8_format F>
+__device__ __forceinline__ uint8_t quantize_fp8(float x, float scale, bool saturate) {
+    if (x != x) return fp8_nan<F>((__float_as_uint(x) >> 31) != 0);
+    return encode_fp8<F>(fp8ort_div_rn(x, scale), saturate);
+}
+
+// High-precision element loads/stores by ONNX dtype.
+__device__ __forceinline__ float load_hp(const void* p, size_t i, fp8ort_dtype dt) {
+    switch (dt) {
+        case FP8ORT_FLOAT16: return fp8ort_half_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+        case FP8ORT_BFLOAT16: return fp8ort_bf16_bits_to_float(static_cast<const uint16_t*>(p)[i]);
+        default: return static_cast<const float*>(p)[i];
+    }
+}
+
+}  // namespace fp8ort

@@ -1,0 +1,61 @@
+// Host-side helpers shared by the launchers: the per-thread error message and checked runtime calls.
+#pragma once
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "fp8_compat.h"
+#include "fp8_kernels.h"
+
+namespace fp8ort {
+
+inline thread_local char g_last_error[512] = "";
+
+inline fp8ort_status fail(fp8ort_status code, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(g_last_error, sizeof(g_last_error), fmt, args);
+    va_end(args);
+    return code;
+}
+
+inline fp8ort_status ok() {
+    g_last_error[0] = '\0';
+    return FP8ORT_OK;
+}
+
+// Status of the last launch (or any runtime call) with the op's name in the message.
+inline fp8ort_status check_runtime(hipError_t err, const char* what) {
+    if (err != hipSuccess) return fail(FP8ORT_DEVICE_ERROR, "%s: %s", what, hipGetErrorString(err));
+    return FP8ORT_OK;
+}
+
+inline fp8ort_status check_launch(const char* what) { return check_runtime(hipGetLastError(), what); }
+
+__host__ __device__ inline bool is_fp8_type(fp8ort_dtype t) {
+    return t == FP8ORT_E4M3FN || t == FP8ORT_E5M2 || t == FP8ORT_E4M3FNUZ || t == FP8ORT_E5M2FNUZ;
+}
+__host__ __device__ inline bool is_hp_type(fp8ort_dtype t) { return t == FP8ORT_FLOAT || t == FP8ORT_FLOAT16 || t == FP8ORT_BFLOAT16; }
+
+inline const char* dtype_name(fp8ort_dtype t) {
+    switch (t) {
+        case FP8ORT_FLOAT: return "float32";
+        case FP8ORT_FLOAT16: return "float16";
+        case FP8ORT_BFLOAT16: return "bfloat16";
+        case FP8ORT_E4M3FN: return "float8e4m3fn";
+        case FP8ORT_E4M3FNUZ: return "float8e4m3fnuz";
+        case FP8ORT_E5M2: return "float8e5m2";
+        case FP8ORT_E5M2FNUZ: return "float8e5m2fnuz";
+    }
+    return "unknown";
+}
+
+inline hipStream_t as_stream(void* s) { return static_cast<hipStream_t>(s); }
+
+}  // namespace fp8ort
+
+#define FP8ORT_TRY(expr)                                   \
+    do {                                                   \
+        const fp8ort_status fp8ort_status_ = (expr);       \
+        if (fp8ort_status_ != FP8ORT_OK) return fp8ort_status_; \
+    } while (0)

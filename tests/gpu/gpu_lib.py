@@ -1,0 +1,153 @@
+"""ctypes access to the kernel library (libfp8ort_kernels.so) and device memory, for the GPU tests and bench/."""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+
+
+class Runtime:
+    """cudaMalloc/hipMalloc and friends through ctypes; every call is checked."""
+
+    def __init__(self) -> None:
+        self.lib = None
+        for name, prefix in (
+            ("libcudart.so.13", "cuda"),
+            ("libcudart.so.12", "cuda"),
+            ("libcudart.so", "cuda"),
+            ("libamdhip64.so", "hip"),
+            ("libamdhip64.so.6", "hip"),
+        ):
+            try:
+                self.lib = ctypes.CDLL(name)
+                self.prefix = prefix
+                break
+            except OSError:
+                continue
+        if self.lib is None:
+            raise OSError("no CUDA or HIP runtime library found")
+        self._fn = {}
+        for fn in ("Malloc", "Free", "Memcpy", "Memset", "DeviceSynchronize", "GetDeviceCount", "GetErrorString"):
+            self._fn[fn] = getattr(self.lib, self.prefix + fn)
+        self._fn["GetErrorString"].restype = ctypes.c_char_p
+        self._fn["Memcpy"].argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        self._fn["Memset"].argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+        self._fn["Free"].argtypes = [ctypes.c_void_p]
+        self.allocations: list[int] = []
+
+    def check(self, err: int, what: str) -> None:
+        if err != 0:
+            msg = self._fn["GetErrorString"](err).decode()
+            raise RuntimeError(f"{self.prefix}{what} failed: {err} {msg}")
+
+    def device_count(self) -> int:
+        n = ctypes.c_int(0)
+        err = self._fn["GetDeviceCount"](ctypes.byref(n))
+        return n.value if err == 0 else 0
+
+    def alloc(self, nbytes: int) -> int:
+        p = ctypes.c_void_p()
+        self.check(self._fn["Malloc"](ctypes.byref(p), ctypes.c_size_t(max(nbytes, 1))), "Malloc")
+        self.allocations.append(p.value)
+        return p.value
+
+    def to_device(self, a: np.ndarray) -> int:
+        a = np.ascontiguousarray(a)
+        p = self.alloc(a.nbytes)
+        self.check(self._fn["Memcpy"](p, a.ctypes.data, a.nbytes, 1), "Memcpy H2D")
+        return p
+
+    def poisoned(self, nbytes: int, byte: int = 0xFF) -> int:
+        p = self.alloc(nbytes)
+        self.check(self._fn["Memset"](p, byte, nbytes), "Memset")
+        return p
+
+    def from_device(self, p: int, shape, dtype) -> np.ndarray:
+        out = np.empty(shape, dtype=dtype)
+        self.sync()
+        self.check(self._fn["Memcpy"](out.ctypes.data, p, out.nbytes, 2), "Memcpy D2H")
+        return out
+
+    def sync(self) -> None:
+        self.check(self._fn["DeviceSynchronize"](), "DeviceSynchronize")
+
+    def free_all(self) -> None:
+        for p in self.allocations:
+            self._fn["Free"](p)
+        self.allocations.clear()
+
+
+class Epilogue(ctypes.Structure):
+    _fields_ = [
+        ("x_scale", ctypes.c_void_p),
+        ("w_scale", ctypes.c_void_p),
+        ("w_scale_count", ctypes.c_int64),
+        ("bias", ctypes.c_void_p),
+        ("z", ctypes.c_void_p),
+        ("z_type", ctypes.c_int),
+        ("z_scale", ctypes.c_void_p),
+        ("y_scale", ctypes.c_void_p),
+        ("relu", ctypes.c_int),
+        ("y_type", ctypes.c_int),
+    ]
+
+
+class ConvShape(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_int64)
+        for name in (
+            "batch",
+            "in_h",
+            "in_w",
+            "in_c",
+            "out_c",
+            "kernel_h",
+            "kernel_w",
+            "stride_h",
+            "stride_w",
+            "pad_top",
+            "pad_left",
+            "pad_bottom",
+            "pad_right",
+            "dilation_h",
+            "dilation_w",
+            "group",
+        )
+    ]
+
+
+def load_kernels(path: Path) -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(path))
+    p, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+    lib.fp8ort_gpu_last_error.restype = ctypes.c_char_p
+    lib.fp8ort_quantize.argtypes = [p, i32, p, p, i32, i64, i32, p]
+    lib.fp8ort_dequantize.argtypes = [p, i32, p, p, i32, i64, p]
+    lib.fp8ort_amax.argtypes = [p, i32, i64, p, p]
+    lib.fp8ort_gemm_packed_bytes.argtypes = [i64, i64]
+    lib.fp8ort_gemm_packed_bytes.restype = ctypes.c_size_t
+    lib.fp8ort_gemm_pack_weight.argtypes = [p, i32, i64, i64, p, p]
+    lib.fp8ort_gemm.argtypes = [p, p, i32, i64, i64, i64, ctypes.POINTER(Epilogue), p, p]
+    lib.fp8ort_gemm_kernel_name.argtypes = [i32, i64, i64, i64]
+    lib.fp8ort_gemm_kernel_name.restype = ctypes.c_char_p
+    lib.fp8ort_gemm_set_kernel_override.argtypes = [i32]
+    lib.fp8ort_conv_packed_bytes.argtypes = [ctypes.POINTER(ConvShape)]
+    lib.fp8ort_conv_packed_bytes.restype = ctypes.c_size_t
+    lib.fp8ort_conv_out_h.argtypes = [ctypes.POINTER(ConvShape)]
+    lib.fp8ort_conv_out_h.restype = i64
+    lib.fp8ort_conv_out_w.argtypes = [ctypes.POINTER(ConvShape)]
+    lib.fp8ort_conv_out_w.restype = i64
+    lib.fp8ort_conv_pack_weight.argtypes = [p, ctypes.POINTER(ConvShape), p, p]
+    lib.fp8ort_conv_nhwc.argtypes = [p, p, i32, ctypes.POINTER(ConvShape), ctypes.POINTER(Epilogue), p, p]
+    for fn in (
+        "fp8ort_quantize",
+        "fp8ort_dequantize",
+        "fp8ort_amax",
+        "fp8ort_gemm_pack_weight",
+        "fp8ort_gemm",
+        "fp8ort_conv_pack_weight",
+        "fp8ort_conv_nhwc",
+    ):
+        getattr(lib, fn).restype = i32
+    return lib

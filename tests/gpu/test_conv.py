@@ -1,0 +1,167 @@
+"""FP8 NHWC convolution (implicit GEMM and depthwise) against fp8ort.reference.fp8_conv."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpu_helpers import EpilogueCase, check_output, np_dtype, random_activation, random_weight
+from gpu_lib import ConvShape
+from onnx import TensorProto
+
+from fp8ort import numerics as nx
+from fp8ort import reference as ref
+
+F32, F16, E4M3 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.FLOAT8E4M3FN
+# (batch, h, w, c, m, kh, kw, strides, pads (t, l, b, r), dilations, group)
+CASES = [
+    (2, 9, 11, 16, 32, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 8, 8, 3, 8, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    (2, 10, 7, 32, 64, 3, 3, (2, 1), (0, 1, 2, 0), (2, 1), 1),
+    (1, 6, 6, 32, 32, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 32),
+    (2, 15, 15, 48, 48, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 48),
+    (2, 12, 12, 24, 48, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 3),
+    (1, 5, 5, 32, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    (1, 14, 14, 64, 128, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (4, 28, 28, 128, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 7, 9, 20, 6, 2, 4, (3, 2), (0, 2, 1, 0), (1, 2), 2),
+    (3, 1, 1, 40, 24, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+]
+# (per_channel, bias, z_type, z_scaled, relu, y_type)
+EPILOGUES = [
+    (True, True, None, False, True, F32),
+    (True, True, E4M3, True, True, E4M3),
+    (False, False, F16, False, False, F16),
+]
+
+
+@pytest.mark.parametrize(
+    "case",
+    CASES,
+    ids=lambda c: "n{}h{}w{}c{}m{}k{}x{}s{}p{}d{}g{}".format(*c[:7], *["".join(map(str, t)) for t in c[7:10]], c[10]),
+)
+@pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
+def test_conv(gpu, case, epi_cfg):
+    lib, rt = gpu
+    fmt = nx.E4M3FN
+    rng = np.random.default_rng()
+    batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
+    shape = ConvShape(
+        batch=batch,
+        in_h=h,
+        in_w=w,
+        in_c=c,
+        out_c=m,
+        kernel_h=kh,
+        kernel_w=kw,
+        stride_h=strides[0],
+        stride_w=strides[1],
+        pad_top=pads[0],
+        pad_left=pads[1],
+        pad_bottom=pads[2],
+        pad_right=pads[3],
+        dilation_h=dil[0],
+        dilation_w=dil[1],
+        group=group,
+    )
+    oh, ow = lib.fp8ort_conv_out_h(shape), lib.fp8ort_conv_out_w(shape)
+    assert (oh, ow) == (
+        ref.conv_output_size(h, kh, strides[0], pads[0], pads[2], dil[0]),
+        ref.conv_output_size(w, kw, strides[1], pads[1], pads[3], dil[1]),
+    )
+    x_scale = 0.03
+    x = random_activation(rng, (batch, h, w, c), fmt, x_scale)
+    wq, w_scale = random_weight(rng, m, (m, c // group, kh, kw), fmt)
+    per_channel, bias, z_type, z_scaled, relu, y_type = epi_cfg
+    epi = EpilogueCase(
+        rng,
+        rt,
+        fmt,
+        m,
+        (batch, oh, ow, m),
+        per_channel=per_channel,
+        bias=bias,
+        z_type=z_type,
+        z_scaled=z_scaled,
+        relu=relu,
+        y_type=y_type,
+        x_scale=x_scale,
+        w_scale=w_scale,
+    )
+    want = ref.fp8_conv(
+        x,
+        wq,
+        np.float32(x_scale),
+        epi.w_scale,
+        epi.bias,
+        strides=strides,
+        pads=pads,
+        dilations=dil,
+        group=group,
+        layout="NHWC",
+        **epi.reference_kwargs(),
+    )
+
+    d_x32 = rt.to_device(x)
+    d_x8 = rt.poisoned(x.size)
+    assert lib.fp8ort_quantize(d_x32, F32, epi.struct.x_scale, d_x8, fmt.onnx_type, x.size, 1, None) == 0
+    d_packed = rt.poisoned(lib.fp8ort_conv_packed_bytes(shape))
+    st = lib.fp8ort_conv_pack_weight(rt.to_device(wq.view(np.uint8)), shape, d_packed, None)
+    assert st == 0, lib.fp8ort_gpu_last_error()
+    out_t = np_dtype(y_type)
+    d_y = rt.poisoned(batch * oh * ow * m * out_t.itemsize)
+    st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
+    assert st == 0, lib.fp8ort_gpu_last_error()
+    got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
+    print(case, epi_cfg, check_output(got, want, y_type, f"conv {case} {epi_cfg}"))
+
+
+def test_conv_refuses_bad_shapes(gpu):
+    lib, rt = gpu
+    d = rt.alloc(4096)
+    epi = EpilogueCase(
+        np.random.default_rng(0),
+        rt,
+        nx.E4M3FN,
+        8,
+        (1, 4, 4, 8),
+        per_channel=False,
+        bias=False,
+        z_type=None,
+        z_scaled=False,
+        relu=False,
+        y_type=F32,
+        x_scale=1.0,
+        w_scale=np.ones(1, np.float32),
+    )
+    bad_group = ConvShape(
+        batch=1,
+        in_h=4,
+        in_w=4,
+        in_c=6,
+        out_c=8,
+        kernel_h=1,
+        kernel_w=1,
+        stride_h=1,
+        stride_w=1,
+        dilation_h=1,
+        dilation_w=1,
+        group=4,
+    )
+    assert lib.fp8ort_conv_nhwc(d, d, nx.E4M3FN.onnx_type, bad_group, epi.struct, d, None) == 1
+    assert b"group" in lib.fp8ort_gpu_last_error()
+    too_big = ConvShape(
+        batch=1,
+        in_h=2,
+        in_w=2,
+        in_c=8,
+        out_c=8,
+        kernel_h=5,
+        kernel_w=5,
+        stride_h=1,
+        stride_w=1,
+        dilation_h=1,
+        dilation_w=1,
+        group=1,
+    )
+    assert lib.fp8ort_conv_nhwc(d, d, nx.E4M3FN.onnx_type, too_big, epi.struct, d, None) == 1
+    assert b"does not fit" in lib.fp8ort_gpu_last_error()
