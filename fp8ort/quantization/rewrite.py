@@ -115,6 +115,16 @@ class Fp8OrtEmitter(_Emitter):
                                      name=f"{base}.to_nchw"))
         self.graph.insert_before(last, new_nodes)
         name = old.name
+        pending = self.nhwc.pop(id(old), None)
+        if pending is not None:
+            # A consumer earlier in graph order (a residual Add fed by a downsample conv) asked for this value
+            # in NHWC before its producer was rewritten: hand it the new output directly when that is NHWC.
+            transpose = pending.producer()
+            if nhwc:
+                ir.convenience.replace_all_uses_with(pending, y)
+                self.graph.remove(transpose, safe=True)
+            else:
+                pending.type = final.type
         ir.convenience.replace_all_uses_with(old, final, replace_graph_outputs=True)
         for n in g.nodes:
             n.name = f"{n.name}.replaced"
