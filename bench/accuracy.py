@@ -2,11 +2,12 @@
 
     python bench/accuracy.py            # writes bench/results/accuracy.json and bench/results/accuracy.md
 
-ResNet-50 (random weights, models/resnet50.py) and EfficientNet-Lite0 (real ImageNet weights,
-models/efficientnet_lite0.py), both calibrated on 32 crops of 8 skimage photos and evaluated on 16 crops of 4 other
-photos. Metrics against the FP32 model on the held-out crops: logit SQNR, top-1 agreement; plus the share of
-Conv/Gemm/MatMul MACs in FP8 (INT8 for ORT's INT8 row) and the quantization time. fp8ort rows run the standard-QDQ
-twin of each model on ORT's CPU EP (the same numerics as the com.fp8ort kernels up to float32 summation order).
+ResNet-50 (random weights, fp8ort.quantization.zoo) and EfficientNet-Lite0 (real ImageNet weights,
+models/efficientnet_lite0.py), both calibrated on 32 crops of 8 skimage images and evaluated on 16 crops of 4 other
+photos. Metrics against the FP32 model on the held-out crops: logit SQNR, top-1 agreement; the share of
+Conv/Gemm/MatMul MACs in FP8 (for ORT's rows: weights behind a DequantizeLinear, INT8 in the INT8 row); the
+quantization time. fp8ort rows run the standard-QDQ twin of each model on ORT's CPU EP (the numerics of the
+com.fp8ort kernels up to float32 summation order).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -30,7 +32,9 @@ import fp8ort.quantization as fq  # noqa: E402 (after the sys.path line, for run
 from fp8ort.numerics import sqnr_db  # noqa: E402
 from fp8ort.quantization import zoo  # noqa: E402
 
-TARGETS = {"resnet50": 30.0, "efficientnet_lite0": 22.0}
+# accuracy-target rows per model: (accuracy_target_db, calibration_method)
+TARGETS = {"resnet50": ((30.0, "max"),),
+           "efficientnet_lite0": ((20.0, "max"), (20.75, "max"), (20.75, "mse"), (21.0, "max"))}
 
 
 def _run(path_or_bytes, x: np.ndarray) -> np.ndarray:
@@ -75,22 +79,38 @@ def ort_tool(model: str, calib: np.ndarray, fp8: bool, tmp: str) -> tuple[str | 
     return out, time.perf_counter() - t, ""
 
 
+def _qdq_share(path: str, macs: dict[str, int]) -> float | None:
+    """Share of Conv/Gemm/MatMul MACs whose weight comes through a DequantizeLinear in ORT's QDQ model."""
+    m = onnx.load(path)
+    dq = {o for n in m.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+    anchors = [n for n in m.graph.node if n.op_type in ("Conv", "Gemm", "MatMul") and n.name in macs]
+    total = sum(macs.values())
+    return sum(macs[n.name] for n in anchors if n.input[1] in dq) / total if total else None
+
+
 def bench_model(name: str, path: str, calib: np.ndarray, evals: np.ndarray, tmp: str) -> list[dict]:
     ref = _run(path, evals)
     rows = []
     configs = [(m, fq.QuantizeConfig(calibration_method=m, format="qdq"))
                for m in ("max", "percentile", "mse", "entropy")]
-    configs.append((f"accuracy target {TARGETS[name]:g} dB (max)",
-                    fq.QuantizeConfig(format="qdq", accuracy_target_db=TARGETS[name])))
+    for target, method in TARGETS[name]:
+        configs.append((f"accuracy_target_db={target:g} ({method})",
+                        fq.QuantizeConfig(format="qdq", calibration_method=method, accuracy_target_db=target)))
     for label, cfg in configs:
         t = time.perf_counter()
         q, rep = fq.quantize(path, calibration_data={"input": calib}, config=cfg, return_report=True)
         secs = time.perf_counter() - t
-        note = f"{len(rep.kept_in_float)} layers kept float" if cfg.accuracy_target_db else ""
+        note = ""
+        if cfg.accuracy_target_db:
+            searched = [n for n in rep.notes if "kept in float give" in n]
+            note = f"{len(rep.kept_in_float)} layers kept float" + (
+                f"; search: {searched[0].split('give ', 1)[1].split(' (')[0]}" if searched else "")
         rows.append(_row(f"fp8ort {label}", ref, _run(q.SerializeToString(), evals), rep.fp8_mac_share, secs, note))
         print(name, rows[-1], flush=True)
+    macs = {n.name: n.macs for n in rep.nodes if n.macs}
     for fp8 in (True, False):
         out, secs, note = ort_tool(path, calib, fp8, tmp)
+        share = None if out is None else _qdq_share(out, macs)
         label = "ORT quantize_static FP8 E4M3FN (Distribution)" if fp8 else "ORT quantize_static INT8 per-channel QDQ"
         res = None
         if out is not None:
@@ -98,13 +118,28 @@ def bench_model(name: str, path: str, calib: np.ndarray, evals: np.ndarray, tmp:
                 res = _run(out, evals)
             except Exception as exc:
                 note = f"ORT refuses to load/run it: {str(exc)[:140]}"
-        rows.append(_row(label, ref, res, None, secs, note))
+        rows.append(_row(label, ref, res, share, secs, note))
         print(name, rows[-1], flush=True)
     return rows
 
 
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+
+
 def to_markdown(results: dict) -> str:
     lines = [
+        f"Generated by `{results['command']}` on {results['date']}; {results['machine']}; "
+        f"onnxruntime {results['versions']['onnxruntime']}, onnx {results['versions']['onnx']}.",
+        f"Calibration: {results['calibration']}. Evaluation: {results['evaluation']}. Metrics are against the FP32 "
+        "model on the evaluation crops; fp8ort rows run the standard FP8 QDQ twin on ORT's CPU EP.",
+        "",
         "| model | method | logit SQNR vs FP32 (dB) | top-1 agreement | MACs in FP8 | quantize time (s) | note |",
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
@@ -121,7 +156,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models-dir", default=os.path.join(ROOT, "build", "models"))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "accuracy"))
-    p.add_argument("--only", choices=sorted(TARGETS), nargs="+", default=sorted(TARGETS, reverse=True))
+    p.add_argument("--only", choices=sorted(TARGETS), nargs="+", default=["resnet50", "efficientnet_lite0"])
     args = p.parse_args()
     os.makedirs(args.models_dir, exist_ok=True)
     eff = os.path.join(args.models_dir, "efficientnet_lite0.onnx")
@@ -133,11 +168,23 @@ def main() -> None:
         onnx.save(zoo.resnet50(), r50)
     calib = np.load(os.path.join(args.models_dir, "photos_calib.npz"))["input"]
     evals = np.load(os.path.join(args.models_dir, "photos_eval.npz"))["input"]
-    results = {"onnxruntime": ort.__version__, "calibration_samples": len(calib), "eval_samples": len(evals),
-               "models": {}}
+    results = {"command": " ".join(["python", "bench/accuracy.py", *sys.argv[1:]]),
+               "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": _machine(),
+               "versions": {"onnxruntime": ort.__version__, "onnx": onnx.__version__, "numpy": np.__version__,
+                            "python": platform.python_version()},
+               "calibration": "32 crops of 8 skimage images (textures, microscopy, astronomy, grayscale)",
+               "evaluation": "16 crops of 4 held-out skimage photos (chelsea, astronaut, rocket, coffee)",
+               "calibration_samples": len(calib), "eval_samples": len(evals), "models": {}}
+    if os.path.exists(args.out + ".json"):  # --only: keep the other models' rows of the last run
+        with open(args.out + ".json") as f:
+            old = json.load(f)
+        results["models"] = {k: v for k, v in old.get("models", {}).items() if k not in args.only}
+        results["model_dates"] = {k: v for k, v in old.get("model_dates", {}).items() if k not in args.only}
+        results["model_dates"].update({k: old["date"] for k in results["models"] if k not in results["model_dates"]})
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
             results["models"][name] = bench_model(name, r50 if name == "resnet50" else eff, calib, evals, tmp)
+            results.setdefault("model_dates", {})[name] = results["date"]
     with open(args.out + ".json", "w") as f:
         json.dump(results, f, indent=1)
     with open(args.out + ".md", "w") as f:

@@ -31,7 +31,10 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fp8-format", choices=FP8_FORMATS, default="e4m3fn", help="e4m3fnuz for MI300 (gfx942)")
     p.add_argument("--no-fp8-activations", action="store_true", help="keep activations between FP8 ops in float")
     p.add_argument("--accuracy-target-db", type=float, default=None,
-                   help="keep the most sensitive layers in float until the output SQNR reaches this")
+                   help="keep the layers with the most output noise per MAC in float until the output SQNR "
+                        "against the float model on the calibration data reaches this (dB)")
+    p.add_argument("--no-bias-correction", action="store_true",
+                   help="do not fold the mean shift of FP8 weight rounding into the biases")
     p.add_argument("--calibration-batch-size", type=int, default=8)
     p.add_argument("--external-data", action="store_true", help="write weights to <output>.data")
     p.add_argument("--report-json", help="also write the report as JSON here")
@@ -47,7 +50,8 @@ def _cmd_quantize(args: argparse.Namespace) -> int:
             exclude_op_types=tuple(args.exclude_op_types), exclude_nodes=tuple(args.exclude_nodes),
             keep_first_layer=args.keep_first_layer, keep_last_layer=args.keep_last_layer, format=args.format,
             layout=args.layout, fp8_format=args.fp8_format, fp8_activations=not args.no_fp8_activations,
-            accuracy_target_db=args.accuracy_target_db, calibration_batch_size=args.calibration_batch_size,
+            accuracy_target_db=args.accuracy_target_db, bias_correction=not args.no_bias_correction,
+            calibration_batch_size=args.calibration_batch_size,
             random_calibration=args.random_calibration)
         _, report = quantize(args.model, args.output, calibration_data=args.calibration_data, config=cfg,
                              return_report=True, external_data=args.external_data or None)
@@ -114,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("demo", help="build ResNet-50, quantize it, run FP32 and FP8 side by side")
     p.add_argument("--model", help="use this float model instead of the built-in ResNet-50")
+    p.add_argument("--quick", action="store_true",
+                   help="a small ResNet (1 block per stage, width 16, 64x64 inputs) instead of ResNet-50: seconds")
     p.add_argument("--workdir", default=None, help="where to write models (default: a temporary directory)")
     p.add_argument("--calibration-images", type=int, default=32)
     p.add_argument("--eval-images", type=int, default=8)

@@ -6,6 +6,7 @@ import os
 import time
 from typing import Any
 
+import numpy as np
 import onnx
 import onnx_ir as ir
 import onnx_ir.passes.common
@@ -16,7 +17,7 @@ from . import model_io as mio
 from .config import METADATA_KEY, QuantizeConfig
 from .errors import QuantizeError
 from .report import NodeReport, QuantizeReport, SqnrAccumulator
-from .rewrite import emit
+from .rewrite import correct_bias, emit
 from .rules import fold_batchnorm, match_groups, node_macs, shape_of
 
 REPORT_SAMPLES = 8  # calibration samples on which the report measures per-layer SQNR (float outputs cached)
@@ -84,7 +85,9 @@ class Plan:
         self.float_reason: dict[str, str] = {g.name: g.reason for g in self.groups if not g.quantized}
         self.sensitivity: dict[str, float] = {}
         self.kept_for_target: list[str] = []
+        self.float_residuals: frozenset[str] = frozenset()  # groups whose residual input Z stays float (target)
         self.amax: dict[str, float] = {}
+        self.x_mean: dict[str, np.ndarray] = {}  # per-channel mean of each group's input (bias correction)
         self.feeds: list[cal.Feed] = []
         self.float_cache: list[dict[str, Any]] = []
 
@@ -143,11 +146,19 @@ class Plan:
         report_feeds = self.eval_feeds(REPORT_SAMPLES)
         self.float_cache = []
 
+        x_axis = {g.x.name: (1 if g.kind == "Conv" else -1) for g in self.groups}
+        sums: dict[str, np.ndarray] = {}
+        counts: dict[str, int] = {}
         bar = cal.ProgressBar(len(self.feeds), "calibrating", self.progress)
         for i, feed in enumerate(self.feeds):
             got = sess.run(feed, names + [o for o in outs if o not in names])
             for name in names:
                 col.add_max(name, got[name])
+                if cfg.bias_correction and name in x_axis:
+                    a = np.moveaxis(np.asarray(got[name], dtype=np.float64), x_axis[name], -1)
+                    a = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
+                    sums[name] = sums.get(name, 0.0) + a.sum(axis=0)
+                    counts[name] = counts.get(name, 0) + a.shape[0]
             if i < len(report_feeds):
                 self.float_cache.append({k: v for k, v in got.items() if k in report_names})
             bar.update()
@@ -155,6 +166,7 @@ class Plan:
             cal.run_collect(sess, self.feeds, names, col.add_hist, f"histograms ({cfg.calibration_method})",
                             self.progress)
         self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile) for n in names}
+        self.x_mean = {n: sums[n] / max(counts[n], 1) for n in sums}
 
     def eval_feeds(self, samples: int) -> list[cal.Feed]:
         """The first calibration batches holding at least ``samples`` samples."""
@@ -167,15 +179,19 @@ class Plan:
         return out
 
     # --------------------------------------------------------------------------------------- building
-    def build(self, fmt: str, keep_float: set[str] | None = None, final: bool = False) -> ir.Model:
-        """A fresh copy of the float model, rewritten into ``fmt`` with the plan's decisions."""
+    def build(self, fmt: str, keep_float: set[str] | None = None, final: bool = False,
+              switches: bool = False) -> ir.Model:
+        """A fresh copy of the float model, rewritten into ``fmt`` with the plan's decisions (``switches``: the
+        QDQ sensitivity model, see ``rewrite.QdqEmitter``)."""
         keep = set(self.float_reason) | (keep_float if keep_float is not None else set(self.kept_for_target))
         model = ir.from_proto(ir.to_proto(self.float_model))
         groups, _ = match_groups(model.graph, self.config.replace(keep_first_layer=False, keep_last_layer=False))
         for g in groups:
             if g.name in keep:
                 g.quantized = False
-        emit(model, groups, self.amax, self.config, fmt)
+            elif self.config.bias_correction and g.x.name in self.x_mean:
+                correct_bias(g, self.config.fp8, self.x_mean[g.x.name])
+        emit(model, groups, self.amax, self.config, fmt, switches, self.float_residuals)
         if final:
             model.metadata_props[METADATA_KEY] = self.config.to_json()
             model.producer_name = "fp8ort"
@@ -233,7 +249,9 @@ class Plan:
             fused = "+".join([g.kind] + g.fused)
             by_node[g.name] = NodeReport(
                 g.name, g.kind, "fp8" if q else "float",
-                reason=(f"FP8 {'FP8Conv' if g.kind == 'Conv' else 'FP8MatMul'} ({fused})" if q else reason),
+                reason=(f"FP8 {'FP8Conv' if g.kind == 'Conv' else 'FP8MatMul'} ({fused})"
+                        + ("; residual input kept in high precision (accuracy target)"
+                           if g.name in self.float_residuals else "") if q else reason),
                 macs=g.macs, sqnr_db=acc.db(g.output.name) if (acc and q) else None,
                 sensitivity_db=self.sensitivity.get(g.name))
             for n in g.nodes[1:]:

@@ -37,8 +37,11 @@ class QuantizeConfig:
         fp8_format: ``e4m3fn`` (OCP FP8, NVIDIA sm_89+, gfx950, gfx12) or ``e4m3fnuz`` (MI300-class gfx942).
         fp8_activations: let FP8 tensors flow between consecutive FP8 ops (the producer re-quantizes to its
             consumer's scale). ``False`` keeps every activation between ops in float.
-        accuracy_target_db: when set, keep the most sensitive layers in float until the logit SQNR of the
-            model against the float model on the calibration data reaches this many dB.
+        accuracy_target_db: when set, keep the layers with the most output noise per MAC in float until the
+            SQNR of the model's outputs against the float model on the calibration data reaches this many dB
+            (per-layer sensitivity measured on the calibration data; the report lists the layers kept).
+        bias_correction: fold the mean output shift caused by FP8 weight rounding (``(Wq - W) @ E[x]``, with
+            ``E[x]`` per input channel from the calibration data) into the bias of each Conv/Gemm.
         calibration_batch_size: samples per ORT run during calibration when the model's batch is dynamic.
         random_calibration: allow quantizing without calibration data, using random inputs (warns; the
             activation scales are then meaningless for real data).
@@ -63,6 +66,7 @@ class QuantizeConfig:
     fp8_format: str = "e4m3fn"
     fp8_activations: bool = True
     accuracy_target_db: float | None = None
+    bias_correction: bool = True
     calibration_batch_size: int = 8
     random_calibration: bool = False
     num_bins: int = 2048

@@ -62,6 +62,10 @@ def run_demo(args: argparse.Namespace) -> int:
     os.makedirs(workdir, exist_ok=True)
     if args.model:
         float_path = args.model
+    elif getattr(args, "quick", False):
+        float_path = os.path.join(workdir, "resnet_small.onnx")
+        print("building a small ResNet (1 block per stage, width 16, 64x64 inputs, random weights) ...")
+        onnx.save(zoo.resnet(blocks=(1, 1, 1, 1), width=16, size=64, num_classes=100), float_path)
     else:
         float_path = os.path.join(workdir, "resnet50.onnx")
         print("building ResNet-50 (random weights, onnx helpers) ...")

@@ -34,12 +34,48 @@ def quantized_weight(g: Group, fmt: nx.FP8Format) -> tuple[np.ndarray, np.ndarra
     return nx.quantize(g.weight, s.reshape(shape), fmt), s
 
 
+def correct_bias(g: Group, fmt: nx.FP8Format, x_mean: np.ndarray) -> None:
+    """Bias correction: subtract the mean output shift ``(Wq - W) @ E[x]`` that FP8 weight rounding causes.
+
+    ``x_mean`` is the per-channel mean of the layer's input over the calibration data (channel axis 1 for Conv,
+    the last axis for Gemm). FP8 rounding errors of a channel's weights do not cancel when its inputs have a large
+    mean (post-ReLU6 activations, depthwise filters); this removes that systematic part. MatMul groups are left
+    alone (their bias lives in a separate Add in the QDQ form).
+    """
+    if g.kind == "MatMul":
+        return
+    wq, ws = quantized_weight(g, fmt)
+    shape = [1] * g.weight.ndim
+    shape[g.channel_axis] = -1
+    dw = nx.dequantize(wq, ws.reshape(shape)).astype(np.float64) - g.weight
+    mu = np.asarray(x_mean, dtype=np.float64).reshape(-1)
+    if g.kind == "Conv":
+        groups = int(g.conv_attrs["group"])
+        m, c_per_group = dw.shape[:2]
+        if mu.size != groups * c_per_group:
+            return
+        mu_out = np.repeat(mu.reshape(groups, c_per_group), m // groups, axis=0)  # [M, C/group]
+        delta = np.sum(dw.sum(axis=(2, 3)) * mu_out, axis=1)
+    else:
+        w = dw.T if g.trans_b else dw  # [K, N]
+        if mu.size != w.shape[0]:
+            return
+        delta = mu @ w
+    if not np.all(np.isfinite(delta)):
+        return
+    g.float_bias = g.bias
+    base = np.zeros(delta.shape) if g.bias is None else g.bias.astype(np.float64)
+    g.bias = (base - delta).astype(np.float32)
+
+
 class _Emitter:
-    def __init__(self, model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig):
+    def __init__(self, model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig,
+                 switches: bool = False, float_z: frozenset[str] = frozenset()):
         self.model, self.graph, self.groups, self.config = model, model.graph, groups, config
+        self.switches = switches
         self.fmt = config.fp8
         self.amax = amax
-        self.fp8_out = fp8_outputs(groups, config)
+        self.fp8_out = fp8_outputs(groups, config, float_z)
         self._scales: dict[str, ir.Value] = {}
 
     def act_scale(self, name: str) -> ir.Value:
@@ -138,7 +174,12 @@ class Fp8OrtEmitter(_Emitter):
 
 
 class QdqEmitter(_Emitter):
-    """Standard QuantizeLinear/DequantizeLinear around the original (BN-folded) float ops."""
+    """Standard QuantizeLinear/DequantizeLinear around the original (BN-folded) float ops.
+
+    With ``switches`` (the sensitivity model of the accuracy-target search) each group also gets a float scalar
+    graph input ``<group>.fp8_switch``: every quantized operand becomes ``f + s * (q - f)``, so one session
+    evaluates any choice of FP8 layers (1 = FP8, 0 = float) without rebuilding the model.
+    """
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -159,16 +200,40 @@ class QdqEmitter(_Emitter):
         self.qdq[id(v)] = dq
         return dq
 
+    def switch(self, g: Group) -> ir.Value:
+        v = ir.Value(name=f"{g.name}.fp8_switch", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([]))
+        self.graph.inputs.append(v)
+        return v
+
+    def blend(self, f: ir.Value, q: ir.Value, s: ir.Value, before: ir.Node) -> ir.Value:
+        """``f + s * (q - f)`` inserted before ``before``."""
+        d = ir.Value(name=f"{q.name}.{s.name}.d", type=f.type)
+        sd = ir.Value(name=f"{q.name}.{s.name}.sd", type=f.type)
+        out = ir.Value(name=f"{q.name}.{s.name}.out", type=f.type, shape=f.shape)
+        self.graph.insert_before(before, [ir.Node("", "Sub", [q, f], outputs=[d], name=f"{d.name}.Sub"),
+                                          ir.Node("", "Mul", [d, s], outputs=[sd], name=f"{sd.name}.Mul"),
+                                          ir.Node("", "Add", [f, sd], outputs=[out], name=f"{out.name}.Add")])
+        return out
+
     def emit(self, g: Group) -> None:
         a = g.anchor
         wq, ws = quantized_weight(g, self.fmt)
         base = g.name
-        wv = self.init(f"{base}.weight_fp8", wq)
-        wd = ir.Value(name=f"{base}.weight_dq", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape(wq.shape))
-        dq = ir.Node("", "DequantizeLinear", [wv, self.init(f"{base}.w_scale", ws)],
-                     [ir.AttrInt64("axis", g.channel_axis)], outputs=[wd], name=f"{base}.weight.DequantizeLinear")
-        self.graph.insert_before(a, dq)
+        wv = None if self.switches else self.init(f"{base}.weight_fp8", wq)
+        sw = self.switch(g) if self.switches else None
         x = self.quant_dequant(g.x, a)
+        if sw is None:
+            wd = ir.Value(name=f"{base}.weight_dq", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape(wq.shape))
+            dq = ir.Node("", "DequantizeLinear", [wv, self.init(f"{base}.w_scale", ws)],
+                         [ir.AttrInt64("axis", g.channel_axis)], outputs=[wd],
+                         name=f"{base}.weight.DequantizeLinear")
+            self.graph.insert_before(a, dq)
+        else:  # the same dequantized weight as a constant, blended with the float one
+            shape = [1] * wq.ndim
+            shape[g.channel_axis] = -1
+            wd = self.init(f"{base}.weight_dq", nx.dequantize(wq, ws.reshape(shape)))
+            x = self.blend(g.x, x, sw, a)
+            wd = self.blend(self.init(f"{base}.weight_float", g.weight), wd, sw, a)
         a.replace_input_with(0, x)
         a.replace_input_with(1, wd)
         if g.kind == "Gemm":
@@ -177,10 +242,17 @@ class QdqEmitter(_Emitter):
         if g.kind in ("Conv", "Gemm") and g.bias is not None:
             if len(a.inputs) < 3:
                 a.resize_inputs(3)
-            a.replace_input_with(2, self.init(f"{base}.bias", g.bias))
+            b = self.init(f"{base}.bias", g.bias)
+            if sw is not None:
+                fb = g.float_bias if g.float_bias is not None else np.zeros_like(g.bias)
+                b = self.blend(self.init(f"{base}.bias_float", fb), b, sw, a)
+            a.replace_input_with(2, b)
         if g.residual is not None and g.z.name in self.fp8_out:
             add, idx = g.residual
-            add.replace_input_with(idx, self.quant_dequant(g.z, add))
+            z = self.quant_dequant(g.z, add)
+            if sw is not None:
+                z = self.blend(g.z, z, sw, add)
+            add.replace_input_with(idx, z)
 
 
 def _permute(shape: ir.Shape | None, perm: list[int]) -> ir.Shape | None:
@@ -190,9 +262,11 @@ def _permute(shape: ir.Shape | None, perm: list[int]) -> ir.Shape | None:
 
 
 def emit(model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig,
-         fmt: str) -> ir.Model:
-    """Rewrite ``model`` in place (its ``groups`` matched on it) into format ``fp8ort`` or ``qdq``."""
-    emitter = (Fp8OrtEmitter if fmt == "fp8ort" else QdqEmitter)(model, groups, amax, config)
+         fmt: str, switches: bool = False, float_z: frozenset[str] = frozenset()) -> ir.Model:
+    """Rewrite ``model`` in place (its ``groups`` matched on it) into format ``fp8ort`` or ``qdq``
+    (``switches``: the QDQ sensitivity model with one FP8 on/off input per group, see :class:`QdqEmitter`;
+    ``float_z``: groups whose residual input stays high precision)."""
+    emitter = (Fp8OrtEmitter if fmt == "fp8ort" else QdqEmitter)(model, groups, amax, config, switches, float_z)
     for g in groups:
         if g.quantized:
             emitter.emit(g)

@@ -52,6 +52,7 @@ class Group:
     macs: int
     quantized: bool = True
     reason: str = ""
+    float_bias: np.ndarray | None = None  # the bias before bias correction (``bias`` then holds the corrected one)
 
     @property
     def name(self) -> str:
@@ -383,13 +384,14 @@ def match_groups(graph: ir.Graph, config: QuantizeConfig) -> tuple[list[Group], 
     return groups, skipped
 
 
-def fp8_outputs(groups: list[Group], config: QuantizeConfig) -> set[str]:
-    """Names of group outputs that can stay FP8: every consumer reads them as an FP8 op's X or Z."""
+def fp8_outputs(groups: list[Group], config: QuantizeConfig, float_z: frozenset[str] = frozenset()) -> set[str]:
+    """Names of group outputs that can stay FP8: every consumer reads them as an FP8 op's X or Z (not as the Z of
+    a group named in ``float_z``, whose residual input stays high precision)."""
     if not config.fp8_activations:
         return set()
     active = [g for g in groups if g.quantized]
     x_slot = {id(g.anchor) for g in active}
-    z_slot = {id(g.residual[0]): g.residual[1] for g in active if g.residual is not None}
+    z_slot = {id(g.residual[0]): g.residual[1] for g in active if g.residual is not None and g.name not in float_z}
     conv_anchor = {id(g.anchor) for g in active if g.kind == "Conv"}
     z_conv = {id(g.residual[0]) for g in active if g.residual is not None and g.kind == "Conv"}
     result = set()

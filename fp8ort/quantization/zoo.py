@@ -60,23 +60,32 @@ class _Builder:
 
 def resnet50(seed: int = 0, num_classes: int = 1000, batch: str | int = "N") -> onnx.ModelProto:
     """ResNet-50 v1.5 (stride on the 3x3) with BatchNorm, random He-initialized weights, opset 21."""
+    return resnet(seed, num_classes, batch)
+
+
+def resnet(seed: int = 0, num_classes: int = 1000, batch: str | int = "N", blocks: tuple[int, ...] = (3, 4, 6, 3),
+           width: int = 64, size: int = 224) -> onnx.ModelProto:
+    """A bottleneck ResNet with random weights: ``blocks`` per stage, stem ``width`` channels, ``size``-pixel
+    inputs. The defaults are ResNet-50; ``fp8ort demo --quick`` uses a small one."""
     b = _Builder(seed)
-    y = b.conv_bn("input", 3, 64, 7, 2, "stem")
+    y = b.conv_bn("input", 3, width, 7, 2, "stem")
     b.nodes.append(helper.make_node("MaxPool", [y], ["stem.pool"], name="stem/MaxPool", kernel_shape=[3, 3],
                                     strides=[2, 2], pads=[1, 1, 1, 1]))
-    y, cin = "stem.pool", 64
-    for stage, (width, blocks, stride) in enumerate(((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))):
-        for i in range(blocks):
-            y = b.bottleneck(y, cin, width, stride if i == 0 else 1, f"layer{stage + 1}.{i}")
-            cin = width * 4
+    y, cin = "stem.pool", width
+    for stage, n_blocks in enumerate(blocks):
+        w, stride = width * 2**stage, 1 if stage == 0 else 2
+        for i in range(n_blocks):
+            y = b.bottleneck(y, cin, w, stride if i == 0 else 1, f"layer{stage + 1}.{i}")
+            cin = w * 4
     b.nodes.append(helper.make_node("GlobalAveragePool", [y], ["pool"], name="head/GlobalAveragePool"))
     b.nodes.append(helper.make_node("Flatten", ["pool"], ["flat"], name="head/Flatten"))
     b.init("fc.weight", b.rng.standard_normal((num_classes, cin)) * np.sqrt(1.0 / cin))
     b.init("fc.bias", 0.01 * b.rng.standard_normal(num_classes))
     b.nodes.append(helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], name="head/fc", transB=1))
+    name = "resnet50" if (blocks, width) == ((3, 4, 6, 3), 64) else "resnet"
     graph = helper.make_graph(
-        b.nodes, "resnet50",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 224, 224])],
+        b.nodes, name,
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, size, size])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, num_classes])],
         initializer=b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="fp8ort.zoo")

@@ -17,12 +17,13 @@ def test_quantize_command(tmp_path, resnetish, capsys):
     ir.save(resnetish, str(src))
     np.savez(calib, **qmodels.calib(resnetish))
     rc = main(["quantize", str(src), "-o", str(out), "--calibration-data", str(calib), "--calibration-method",
-               "percentile", "--exclude-nodes", "^Conv_9$", "--report-json", str(tmp_path / "r.json")])
+               "percentile", "--exclude-nodes", "^Conv_9$", "--no-bias-correction",
+               "--report-json", str(tmp_path / "r.json")])
     text = capsys.readouterr().out
     assert rc == 0 and "FP8 ops" in text and "exclude_nodes" in text
     onnx.checker.check_model(str(out), full_check=True)
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["config"]["calibration_method"] == "percentile"
+    assert report["config"]["calibration_method"] == "percentile" and report["config"]["bias_correction"] is False
     assert {n["name"]: n["status"] for n in report["nodes"]}["Conv_9"] == "float"
 
 
@@ -45,3 +46,13 @@ def test_info(capsys):
     assert main(["info", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["onnxruntime"] and "providers" in d
+
+
+def test_demo_quick(capsys):
+    assert main(["demo", "--quick", "--calibration-images", "8", "--eval-images", "4", "--runs", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("model "))
+    fp32, fp8 = lines[head + 1].split(), lines[head + 2].split()
+    assert fp32[0] == "FP32" and fp8[0] == "FP8"
+    size, sqnr, agree = float(fp8[-4].rstrip("%")), float(fp8[-3]), float(fp8[-2].rstrip("%"))
+    assert size < 35.0 and sqnr > 15.0 and agree >= 50.0

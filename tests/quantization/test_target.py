@@ -1,0 +1,68 @@
+"""Accuracy-target mode: the switch (sensitivity) model, bias correction, and the search on a small model."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+import qmodels
+from conftest import run_float
+
+import fp8ort.quantization as fq
+from fp8ort.quantization import model_io as mio
+from fp8ort.quantization.api import Plan
+
+
+def _plan(model: ir.Model, calib: dict, **cfg) -> Plan:
+    plan = Plan(mio.load_model(model), fq.QuantizeConfig(format="qdq", **cfg), False)
+    plan.calibrate(calib)
+    return plan
+
+
+def test_switch_model_matches_float_and_qdq_builds(resnetish):
+    calib = qmodels.calib(resnetish)
+    plan = _plan(resnetish, calib)
+    names = [g.name for g in plan.groups]
+    sess = mio.Session(plan.build("qdq", keep_float=set(), switches=True))
+    feed = {k: v[:4] for k, v in calib.items()}
+
+    def run(on: set[str]) -> np.ndarray:
+        sw = {f"{n}.fp8_switch": np.array(1.0 if n in on else 0.0, np.float32) for n in names}
+        return sess.run({**feed, **sw}, ["logits"])["logits"]
+
+    np.testing.assert_allclose(run(set()), run_float(resnetish, feed)[0], rtol=1e-5, atol=1e-5)
+    plain = mio.Session(plan.build("qdq", keep_float=set())).run(feed, ["logits"])["logits"]
+    np.testing.assert_allclose(run(set(names)), plain, rtol=1e-5, atol=1e-5)
+    one = {names[1]}
+    alone = mio.Session(plan.build("qdq", keep_float=set(names) - one)).run(feed, ["logits"])["logits"]
+    np.testing.assert_allclose(run(one), alone, rtol=1e-5, atol=1e-5)
+
+
+def test_bias_correction_removes_mean_shift():
+    model = qmodels.resnetish(seed=3)
+    calib = {k: v + 2.0 for k, v in qmodels.calib(model, 32).items()}  # inputs with a large mean
+    ref = run_float(model, calib)[0]
+    errs = {}
+    for on in (False, True):
+        q = fq.quantize(model, calibration_data=calib, config=fq.QuantizeConfig(format="qdq", bias_correction=on))
+        errs[on] = np.abs((run_float(q, calib)[0] - ref).mean(axis=0)).mean()
+    assert errs[True] < 0.7 * errs[False]
+
+
+def test_target_prefers_cheap_sensitive_layers(resnetish):
+    calib = qmodels.calib(resnetish)
+    base = fq.quantize(resnetish, calibration_data=calib, return_report=True)[1]
+    target = base.output_sqnr_db["logits"] + 8.0
+    q, rep = fq.quantize(resnetish, calibration_data=calib, return_report=True,
+                         config=fq.QuantizeConfig(format="qdq", accuracy_target_db=target))
+    assert rep.output_sqnr_db["logits"] >= target - 0.5
+    assert rep.kept_in_float and rep.fp8_mac_share > 0.3
+    assert any("accuracy target" in n and "kept in float" in n for n in rep.notes)
+    for name in rep.kept_in_float:
+        node = rep.node(name)
+        assert node.status == "float" and node.sensitivity_db is not None
+    # every layer left in FP8 costs less output noise per MAC than the kept ones, by the measured sensitivities
+    noise = {n.name: 10 ** (-n.sensitivity_db / 10) / max(n.macs, 1) for n in rep.nodes
+             if n.sensitivity_db is not None}
+    kept = [noise[n] for n in rep.kept_in_float]
+    fp8 = [noise[n.name] for n in rep.nodes if n.status == "fp8" and n.name in noise]
+    assert not fp8 or max(fp8) <= max(kept)
