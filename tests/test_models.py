@@ -76,3 +76,21 @@ def test_dynamic_batch_shape_inference(rng, library):
         want = reference.fp8_conv(x, w, np.float32(0.03), s, strides=(2, 2), pads=(1, 1, 1, 1),
                                   output_dtype=TensorProto.FLOAT16)
         np.testing.assert_array_equal(got, want)
+
+
+def test_concurrent_runs_of_one_session(rng, library):
+    """ORT may call a kernel from several threads at once: results stay exact under concurrent Run calls."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    w, s = fp8_weights(rng, (16, 8, 3, 3))
+    inputs = {"X": activations(rng, (1, 8, 20, 20), 0.05, np.float32), "W": w, "x_scale": np.float32(0.05),
+              "w_scale": s, "y_scale": np.float32(0.3)}
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=E4M3, pads=[1, 1, 1, 1], activation="Relu")
+    sess = ops.session(model, library, threads=2)
+    xs = [activations(rng, (1, 8, 20, 20), 0.05, np.float32) for _ in range(8)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outs = list(pool.map(lambda x: ops.run(sess, {"X": x})[0], xs))
+    for x, got in zip(xs, outs, strict=True):
+        want = reference.fp8_conv(x, w, np.float32(0.05), s, y_scale=np.float32(0.3), pads=(1, 1, 1, 1),
+                                  activation="Relu", output_dtype=E4M3)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
