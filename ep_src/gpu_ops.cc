@@ -40,6 +40,23 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
+// The EP's device allocator, released with the kernel (after the buffers allocated from it).
+class Allocator {
+ public:
+  explicit Allocator(const OrtKernelInfo* info) {
+    check(g_ort->KernelInfoGetAllocator(info, OrtMemTypeDefault, &alloc_), "KernelInfoGetAllocator");
+  }
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+  ~Allocator() {
+    if (alloc_ != nullptr) g_ort->ReleaseAllocator(alloc_);
+  }
+  OrtAllocator* get() const { return alloc_; }
+
+ private:
+  OrtAllocator* alloc_ = nullptr;
+};
+
 void gpu_check(fp8ort_status st, const char* kernel) {
   if (st == FP8ORT_OK) return;
   const OrtErrorCode code = st == FP8ORT_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT
@@ -52,12 +69,6 @@ void* compute_stream(OrtKernelContext* ctx) {
   void* stream = nullptr;
   check(g_ort->KernelContext_GetGPUComputeStream(ctx, &stream), "KernelContext_GetGPUComputeStream");
   return stream;
-}
-
-OrtAllocator* device_allocator(const OrtKernelInfo* info) {
-  OrtAllocator* alloc = nullptr;
-  check(g_ort->KernelInfoGetAllocator(info, OrtMemTypeDefault, &alloc), "KernelInfoGetAllocator");
-  return alloc;
 }
 
 const float* scale_ptr(const Tensor& t, const char* name, int64_t allowed_a, int64_t allowed_b = -1) {
@@ -126,7 +137,7 @@ const void* fp8_activations(const Tensor& x, const char* name, const float* x_sc
 
 class GpuConv final : public Kernel {
  public:
-  explicit GpuConv(const OrtKernelInfo* info) : alloc_(device_allocator(info)) {
+  explicit GpuConv(const OrtKernelInfo* info) : alloc_(info) {
     oc_ = {"FP8Conv", node_name(info)};
     attrs_ = parse_conv_attrs(info);
     common_ = parse_common_attrs(info);
@@ -147,7 +158,7 @@ class GpuConv final : public Kernel {
     {
       std::lock_guard<std::mutex> lock(pack_mutex_);
       if (packed_.get() == nullptr) {  // first run: pack on this stream; later runs are ordered after it
-        packed_ = DeviceBuffer(alloc_, fp8ort_conv_packed_bytes(&cs));
+        packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&cs));
         gpu_check(fp8ort_conv_pack_weight(w.data, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");
       }
     }
@@ -157,7 +168,7 @@ class GpuConv final : public Kernel {
     check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     DeviceBuffer scratch;
-    const void* xq = fp8_activations(x, "X", x_scale, w.type, alloc_, scratch, stream);
+    const void* xq = fp8_activations(x, "X", x_scale, w.type, alloc_.get(), scratch, stream);
     gpu_check(fp8ort_conv_nhwc(xq, packed_.get(), static_cast<fp8ort_fp8_format>(w.type), &cs, &epi, y.mutable_data,
                                stream),
               "fp8ort_conv_nhwc");
@@ -166,14 +177,14 @@ class GpuConv final : public Kernel {
  private:
   ConvAttrs attrs_;
   CommonAttrs common_;
-  OrtAllocator* alloc_;
+  Allocator alloc_;  // declared before packed_: destroyed after it
   std::mutex pack_mutex_;
   DeviceBuffer packed_;
 };
 
 class GpuMatMul final : public Kernel {
  public:
-  explicit GpuMatMul(const OrtKernelInfo* info) : alloc_(device_allocator(info)) {
+  explicit GpuMatMul(const OrtKernelInfo* info) : alloc_(info) {
     oc_ = {"FP8MatMul", node_name(info)};
     common_ = parse_common_attrs(info);
     trans_b_ = attr_int(info, "transB", 0);
@@ -196,7 +207,7 @@ class GpuMatMul final : public Kernel {
     {
       std::lock_guard<std::mutex> lock(pack_mutex_);
       if (packed_.get() == nullptr) {
-        packed_ = DeviceBuffer(alloc_, fp8ort_gemm_packed_bytes(n, k));
+        packed_ = DeviceBuffer(alloc_.get(), fp8ort_gemm_packed_bytes(n, k));
         gpu_check(fp8ort_gemm_pack_weight(b.data, static_cast<int>(trans_b_), k, n, packed_.get(), stream),
                   "fp8ort_gemm_pack_weight");
       }
@@ -209,7 +220,7 @@ class GpuMatMul final : public Kernel {
     check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     DeviceBuffer scratch;
-    const void* aq = fp8_activations(a, "A", a_scale, b.type, alloc_, scratch, stream);
+    const void* aq = fp8_activations(a, "A", a_scale, b.type, alloc_.get(), scratch, stream);
     gpu_check(fp8ort_gemm(aq, packed_.get(), static_cast<fp8ort_fp8_format>(b.type), a.size / k, n, k, &epi,
                           y.mutable_data, stream),
               "fp8ort_gemm");
@@ -218,7 +229,7 @@ class GpuMatMul final : public Kernel {
  private:
   CommonAttrs common_;
   int64_t trans_b_ = 0;
-  OrtAllocator* alloc_;
+  Allocator alloc_;  // declared before packed_: destroyed after it
   std::mutex pack_mutex_;
   DeviceBuffer packed_;
 };
