@@ -148,7 +148,7 @@ struct DirectConvTask {
         }
         const int64_t p = oh * gm.ow + ow;
         const int64_t idx = gm.nhwc ? (n * plane + p) * gm.m + ch : (n * gm.m + ch) * plane + p;
-        epi->apply(acc, ch, idx, y);
+        epi->apply_span(&acc, 1, ch, 0, idx, 1, y);
       }
     }
   }

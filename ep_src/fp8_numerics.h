@@ -142,7 +142,7 @@ struct Fp8Rounder {
   explicit Fp8Rounder(Fp8Format f) {
     const Fp8Spec& s = spec(f);
     max_value = s.max_value;
-    emin = 1 - s.exponent_bias;
+    const int emin = 1 - s.exponent_bias;
     min_normal = std::ldexp(1.0f, emin);
     subnormal_magic = std::ldexp(1.0f, emin - s.mantissa_bits + 23);
     drop_bits = static_cast<uint32_t>(23 - s.mantissa_bits);
@@ -168,27 +168,23 @@ struct Fp8Rounder {
   }
 
   // The FP8 code of encode_fp8(v, format, saturate=true), through the rounded value.
-  inline uint8_t code(float v) const {
-    const float r = (*this)(v);
+  inline uint8_t code(float v) const { return code_of_value((*this)(v)); }
+
+  // The FP8 code of an exact FP8 value r (as operator() produces), without branches on the value.
+  inline uint8_t code_of_value(float r) const {
     const uint32_t b = f32_bits(r);
     const uint32_t sign = b >> 31;
     const uint32_t mag = b & 0x7FFFFFFFu;
-    if (mag > 0x7F800000u) return fp8_nan(format, sign);
-    if (mag == 0) return fnuz ? 0 : static_cast<uint8_t>(sign << 7);
-    const int e = static_cast<int>(mag >> 23) - 127;
-    uint32_t m;
-    if (e >= emin) {
-      m = (static_cast<uint32_t>(e + exponent_bias) << mantissa_bits) | ((mag >> drop_bits) & ((1u << mantissa_bits) - 1u));
-    } else {
-      m = static_cast<uint32_t>(std::fabs(r) * subnormal_to_int);
-    }
-    return static_cast<uint8_t>(m | (sign << 7));
+    const uint32_t normal = (mag >> drop_bits) - (static_cast<uint32_t>(127 - exponent_bias) << mantissa_bits);
+    const uint32_t sub = static_cast<uint32_t>(bits_f32(mag) * subnormal_to_int);
+    const uint32_t m = bits_f32(mag) >= min_normal ? normal : sub;
+    const uint32_t signed_code = (fnuz && m == 0) ? 0u : (m | (sign << 7));
+    return static_cast<uint8_t>(mag > 0x7F800000u ? fp8_nan(format, sign) : signed_code);
   }
 
   Fp8Format format;
   int exponent_bias;
   int mantissa_bits;
-  int emin;
   float subnormal_to_int;  // 2^(mantissa_bits - emin): a subnormal's value times this is its code
 };
 

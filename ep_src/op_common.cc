@@ -80,7 +80,7 @@ void Epilogue::apply_span(const double* acc, int64_t acc_stride, int64_t c0, int
         uint8_t* dst = static_cast<uint8_t*>(y) + i;
         const Fp8Rounder& r = out.rounder;
         for (int64_t q = 0; q < n; ++q) v[q] = r(v[q] / out.y_scale);
-        for (int64_t q = 0; q < n; ++q) dst[q] = fp8_code_of_value(v[q], r);
+        for (int64_t q = 0; q < n; ++q) dst[q] = r.code_of_value(v[q]);
         break;
       }
     }

@@ -51,37 +51,12 @@ struct Epilogue {
   bool relu = false;
   OutputSpec out;
 
-  // acc: exact sum of FP8 products; c: output channel; i: flat output index.
-  inline void apply(double acc, int64_t c, int64_t i, void* y) const {
-    float v = static_cast<float>(acc + 0.0) * channel_scale[c];
-    if (bias != nullptr) v = v + bias[c];
-    if (z != nullptr) {
-      float zv = load_float(z, z_type, i);
-      if (has_z_scale) zv = zv * z_scale;
-      v = v + zv;
-    }
-    if (relu && v < 0.0f) v = 0.0f;
-    out.store(y, i, v);
-  }
-
-  // `count` outputs at flat indices i0, i0+1, ...: element q has accumulator acc[q * acc_stride] and channel
-  // c0 + q * c_step (NCHW rows: c_step 0; NHWC pixels: c_step 1). Same arithmetic as apply(), in loops that
-  // the compiler vectorizes.
+  // `count` outputs at flat indices i0, i0+1, ...: element q has accumulator acc[q * acc_stride] (the exact sum of
+  // FP8 products) and channel c0 + q * c_step (NCHW rows: c_step 0; NHWC pixels: c_step 1). The reference's
+  // float32 arithmetic, in loops that the compiler vectorizes.
   void apply_span(const double* acc, int64_t acc_stride, int64_t c0, int64_t c_step, int64_t i0, int64_t count,
                   void* y) const;
 };
-
-// FP8 code of an exact FP8 value r (as Fp8Rounder produces), without branches on the value.
-inline uint8_t fp8_code_of_value(float r, const Fp8Rounder& f) {
-  const uint32_t b = f32_bits(r);
-  const uint32_t sign = b >> 31;
-  const uint32_t mag = b & 0x7FFFFFFFu;
-  const uint32_t normal = (mag >> f.drop_bits) - (static_cast<uint32_t>(127 - f.exponent_bias) << f.mantissa_bits);
-  const uint32_t sub = static_cast<uint32_t>(bits_f32(mag) * f.subnormal_to_int);
-  const uint32_t m = bits_f32(mag) >= f.min_normal ? normal : sub;
-  const uint32_t signed_code = (f.fnuz && m == 0) ? 0u : (m | (sign << 7));
-  return static_cast<uint8_t>(mag > 0x7F800000u ? fp8_nan(f.format, sign) : signed_code);
-}
 
 // Names an op node in messages: "FP8Conv 'conv1'".
 struct OpContext {
