@@ -1,0 +1,142 @@
+"""Per-layer GPU time of ResNet-50's convolutions: fp8ort_conv_nhwc (FP8 NHWC, the epilogue ResNet uses) against
+cuDNN FP16 channels_last through PyTorch, and fp8ort_gemm for the 1x1 stride-1 layers (the same product as a GEMM).
+
+Shapes come from fp8ort.quantization.zoo.resnet50; each unique shape is timed once and weighted by how often the
+model uses it. Median of CUDA-event timings over rotated input buffers.
+
+    python3 bench/conv_layers.py [--batch 256] [--lib build/gpu_test/libfp8ort_kernels.so] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import ctypes
+import datetime
+import json
+import sys
+from pathlib import Path
+
+import onnx
+import torch
+from onnx import helper, shape_inference
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "gpu"))
+sys.path.insert(0, str(ROOT))
+from gpu_lib import ConvShape, Epilogue, load_kernels  # noqa: E402
+
+from fp8ort.quantization import zoo  # noqa: E402
+
+E4M3, F16 = 17, 10
+
+
+def resnet50_convs() -> list[tuple[tuple, int]]:
+    """[(c, h, w, m, kh, kw, stride, pad), count] of every Conv in ResNet-50 at batch 1."""
+    model = shape_inference.infer_shapes(zoo.resnet50(batch=1))
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+              for vi in list(model.graph.value_info) + list(model.graph.input)}
+    inits = {i.name: list(i.dims) for i in model.graph.initializer}
+    counts: collections.Counter = collections.Counter()
+    for node in model.graph.node:
+        if node.op_type != "Conv":
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        _, c, h, w = shapes[node.input[0]]
+        m, _, kh, kw = inits[node.input[1]]
+        counts[(c, h, w, m, kh, kw, attrs.get("strides", [1, 1])[0], attrs.get("pads", [0] * 4)[0])] += 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
+
+
+def median_ms(fn, iters: int) -> float:
+    for _ in range(3):
+        fn(0)
+    times = []
+    for i in range(iters):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(i)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
+    ap.add_argument("--batch", type=int, nargs="+", default=[256, 32])
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    lib = load_kernels(Path(args.lib))
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    dev = "cuda"
+    rows = []
+    for batch in args.batch:
+        totals = collections.Counter()
+        for (c, h, w, m, kh, kw, stride, pad), count in resnet50_convs():
+            s = ConvShape(batch=batch, in_h=h, in_w=w, in_c=c, out_c=m, kernel_h=kh, kernel_w=kw, stride_h=stride,
+                          stride_w=stride, pad_top=pad, pad_left=pad, pad_bottom=pad, pad_right=pad, dilation_h=1,
+                          dilation_w=1, group=1)
+            oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
+            nbuf = 4  # rotate inputs so that repeated runs do not all hit L2
+            xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(nbuf)]
+            wt = (torch.randn(m, c, kh, kw, device=dev) * 2).to(torch.float8_e4m3fn)
+            packed = torch.empty(lib.fp8ort_conv_packed_bytes(s), dtype=torch.uint8, device=dev)
+            assert lib.fp8ort_conv_pack_weight(wt.data_ptr(), s, packed.data_ptr(), stream) == 0
+            y = torch.empty(batch, oh, ow, m, dtype=torch.uint8, device=dev)
+            one = torch.ones(1, device=dev)
+            wsc = torch.full((m,), 0.01, device=dev)
+            bias = torch.randn(m, device=dev)
+            ep = Epilogue(x_scale=one.data_ptr(), w_scale=wsc.data_ptr(), w_scale_count=m, bias=bias.data_ptr(),
+                          y_scale=one.data_ptr(), relu=1, y_type=E4M3)
+
+            def ours(i, xs=xs, packed=packed, s=s, ep=ep, y=y):
+                st = lib.fp8ort_conv_nhwc(xs[i % nbuf].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), stream)
+                assert st == 0, lib.fp8ort_gpu_last_error()
+
+            x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
+            w16 = wt.to(torch.float16).contiguous(memory_format=torch.channels_last)
+
+            def cudnn(i, x16=x16, w16=w16, stride=stride, pad=pad):
+                torch.nn.functional.conv2d(x16[i % nbuf], w16, None, stride, pad)
+
+            flop = 2.0 * batch * oh * ow * m * c * kh * kw
+            row = dict(batch=batch, c=c, h=h, w=w, m=m, k=f"{kh}x{kw}", stride=stride, count=count,
+                       gflop=round(flop / 1e9, 2), ours_ms=median_ms(ours, args.iters),
+                       cudnn_fp16_ms=median_ms(cudnn, args.iters))
+            if kh == kw == 1 and stride == 1:
+                mm = batch * h * w
+
+                def gemm(i, xs=xs, packed=packed, mm=mm, m=m, c=c, ep=ep, y=y):
+                    st = lib.fp8ort_gemm(xs[i % nbuf].data_ptr(), packed.data_ptr(), E4M3, mm, m, c, ep, y.data_ptr(),
+                                         stream)
+                    assert st == 0, lib.fp8ort_gpu_last_error()
+
+                row["ours_gemm_ms"] = median_ms(gemm, args.iters)
+                row["gemm_kernel"] = lib.fp8ort_gemm_kernel_name(E4M3, mm, m, c).decode()
+            for key in ("ours_ms", "cudnn_fp16_ms", "ours_gemm_ms"):
+                if key in row:
+                    row[key] = round(row[key], 4)
+                    totals[key] += row[key] * count
+            totals["best_ours_ms"] += min(row["ours_ms"], row.get("ours_gemm_ms", 1e9)) * count
+            row["ours_tflops"] = round(flop / row["ours_ms"] / 1e9, 1)
+            row["cudnn_tflops"] = round(flop / row["cudnn_fp16_ms"] / 1e9, 1)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            del xs, x16
+        print(f"batch {batch}: sum over the model's convs (ms): " + ", ".join(f"{k}={v:.3f}" for k, v in totals.items()),
+              flush=True)
+        rows.append(dict(batch=batch, totals={k: round(v, 3) for k, v in totals.items()}))
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(
+            benchmark="ResNet-50 conv layers: fp8ort_conv_nhwc (E4M3 in/out, bias, relu) vs cuDNN FP16 channels_last",
+            command=" ".join(["python3", *sys.argv]), gpu=torch.cuda.get_device_name(), torch=torch.__version__,
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(), results=rows), indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
