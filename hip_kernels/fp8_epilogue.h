@@ -77,6 +77,152 @@ __device__ __forceinline__ void epilogue_store(const epilogue_args& p, const col
     }
 }
 
+// ---- Tile epilogue: accumulators staged in shared memory, written back in coalesced row segments ----
+// The matrix kernels write their float32 accumulators for a tile (or half a tile) to shared memory, then every
+// thread of the block takes 4 consecutive columns of one row at a time: the per-column constants are read once
+// per thread, the scalars once per block, Z is read and Y written 4 elements per access where alignment allows.
+// Each element goes through exactly the steps of epilogue_store, so both give the same bits.
+
+struct epilogue_scalars {
+    float z_scale;  // used only when p.z_scale is set
+    float y_scale;  // used only for FP8 outputs
+};
+
+__device__ __forceinline__ epilogue_scalars load_scalars(const epilogue_args& p) {
+    epilogue_scalars s;
+    s.z_scale = p.z_scale ? *p.z_scale : 1.0f;
+    s.y_scale = is_fp8_type(p.y_type) ? *p.y_scale : 1.0f;
+    return s;
+}
+
+// Z[idx + e] for e < 4 (vectorized when `vec`), decoded to float32 and scaled as the reference does.
+__device__ __forceinline__ void load_z4(const epilogue_args& p, const epilogue_scalars& s, int64_t idx, int count,
+                                        bool vec, float (&z)[4]) {
+    if (vec && is_fp8_type(p.z_type)) {
+        const uint32_t w = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.z) + idx);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) z[e] = decode_any(static_cast<uint8_t>(w >> (8 * e)), p.z_type);
+    } else if (vec && p.z_type == FP8ORT_FLOAT) {
+        const float4 w = *reinterpret_cast<const float4*>(static_cast<const float*>(p.z) + idx);
+        z[0] = w.x, z[1] = w.y, z[2] = w.z, z[3] = w.w;
+    } else if (vec) {  // float16 / bfloat16
+        const uint2 w = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.z) + idx);
+        const uint32_t h[4] = {w.x & 0xffffu, w.x >> 16, w.y & 0xffffu, w.y >> 16};
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            z[e] = p.z_type == FP8ORT_FLOAT16 ? fp8ort_half_bits_to_float(static_cast<uint16_t>(h[e]))
+                                             : fp8ort_bf16_bits_to_float(static_cast<uint16_t>(h[e]));
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            if (e >= count) break;
+            z[e] = is_fp8_type(p.z_type) ? decode_any(static_cast<const uint8_t*>(p.z)[idx + e], p.z_type)
+                                         : load_hp(p.z, idx + e, p.z_type);
+        }
+    }
+    if (p.z_scale) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) z[e] = fp8ort_mul_rn(z[e], s.z_scale);
+    }
+}
+
+// The rows of one tile for output type Y (FLOAT/FLOAT16/BFLOAT16, or 0 for any FP8 type).
+template <int Y>
+__device__ __forceinline__ void epilogue_rows(const epilogue_args& p, const epilogue_scalars& sc, const float* s, int ld_s,
+                                              int r_begin, int r_end, int r_step, int c, int count, int64_t row0,
+                                              int64_t gcol, const column_consts (&cc)[4], bool vec_y, bool vec_z) {
+    for (int r = r_begin; r < r_end; r += r_step) {
+        const float4 a4 = *reinterpret_cast<const float4*>(s + r * ld_s + c);
+        float v[4] = {a4.x, a4.y, a4.z, a4.w};
+        const int64_t idx = (row0 + r) * p.ld + gcol;
+        float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (p.z) load_z4(p, sc, idx, count, vec_z, z);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            float y = fp8ort_add_rn(v[e], 0.0f);  // an all-(-0) sum is +0, as in the reference
+            y = fp8ort_mul_rn(y, cc[e].scale);
+            if (p.bias) y = fp8ort_add_rn(y, cc[e].bias);
+            if (p.z) y = fp8ort_add_rn(y, z[e]);
+            if (p.relu) y = y < 0.0f ? 0.0f : y;
+            v[e] = y;
+        }
+        if constexpr (Y == FP8ORT_FLOAT) {
+            float* out = static_cast<float*>(p.y) + idx;
+            if (vec_y) {
+                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (e < count) out[e] = v[e];
+            }
+        } else if constexpr (Y == FP8ORT_FLOAT16 || Y == FP8ORT_BFLOAT16) {
+            uint16_t h[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                h[e] = Y == FP8ORT_FLOAT16 ? fp8ort_float_to_half_bits(v[e]) : fp8ort_float_to_bf16_bits(v[e]);
+            uint16_t* out = static_cast<uint16_t*>(p.y) + idx;
+            if (vec_y) {
+                *reinterpret_cast<uint2*>(out) = make_uint2(h[0] | (static_cast<uint32_t>(h[1]) << 16),
+                                                            h[2] | (static_cast<uint32_t>(h[3]) << 16));
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (e < count) out[e] = h[e];
+            }
+        } else {
+            uint8_t q[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) q[e] = quantize_any(v[e], sc.y_scale, p.y_type);
+            uint8_t* out = static_cast<uint8_t*>(p.y) + idx;
+            if (vec_y) {
+                *reinterpret_cast<uint32_t*>(out) = q[0] | (static_cast<uint32_t>(q[1]) << 8) |
+                                                    (static_cast<uint32_t>(q[2]) << 16) | (static_cast<uint32_t>(q[3]) << 24);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (e < count) out[e] = q[e];
+            }
+        }
+    }
+}
+
+// Apply the epilogue to a tile_rows x kCols float tile in shared memory (row stride ld_s floats, 16-byte aligned
+// rows) and store it at output rows row0.. and global columns gcol0..; only rows_left rows and cols_left columns
+// of the tile exist. Called by all kThreads threads of the block (tid = 0 .. kThreads-1), no barrier inside.
+template <int kCols, int kThreads>
+__device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const float* s, int ld_s, int tile_rows,
+                                              int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left,
+                                              int tid) {
+    constexpr int kThreadsPerRow = kCols / 4;
+    static_assert(kThreads % kThreadsPerRow == 0, "whole rows per pass");
+    const int c = (tid % kThreadsPerRow) * 4;
+    if (c >= cols_left) return;
+    const int count = cols_left - c >= 4 ? 4 : static_cast<int>(cols_left - c);
+    const int64_t gcol = gcol0 + c;
+    column_consts cc[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) cc[e] = e < count ? load_column(p, gcol + e) : column_consts{0.0f, 0.0f};
+    const epilogue_scalars sc = load_scalars(p);
+    const int r_end = rows_left < tile_rows ? static_cast<int>(rows_left) : tile_rows;
+    const bool aligned = count == 4 && p.ld % 4 == 0 && gcol % 4 == 0;
+    const bool vec_y = aligned && reinterpret_cast<uintptr_t>(p.y) % 16 == 0;
+    const bool vec_z = aligned && p.z && reinterpret_cast<uintptr_t>(p.z) % 16 == 0;
+    const int r_begin = tid / kThreadsPerRow;
+    constexpr int r_step = kThreads / kThreadsPerRow;
+    switch (p.y_type) {
+        case FP8ORT_FLOAT:
+            epilogue_rows<FP8ORT_FLOAT>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
+        case FP8ORT_FLOAT16:
+            epilogue_rows<FP8ORT_FLOAT16>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
+        case FP8ORT_BFLOAT16:
+            epilogue_rows<FP8ORT_BFLOAT16>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
+        default: epilogue_rows<0>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z); break;
+    }
+}
+
 // Host: check an fp8ort_epilogue for N output channels and turn it into kernel arguments.
 inline fp8ort_status make_epilogue_args(const char* op, const fp8ort_epilogue* e, int64_t n, void* y, int64_t ld,
                                         epilogue_args* out) {

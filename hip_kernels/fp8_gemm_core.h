@@ -48,8 +48,10 @@ struct matrix_source {
         (void)vectorized;
         return valid ? base + row * ld + kk : base;
     }
-    __device__ uint8_t byte(int, int64_t row, int64_t kk) const {
-        return (row < rows && kk < k) ? base[row * ld + kk] : 0;
+    // bytes [kk, kk + 16) of `row`, zero past the ends (any alignment)
+    __device__ void bytes16(int, int64_t row, int64_t kk, uint8_t (&out)[16]) const {
+#pragma unroll
+        for (int e = 0; e < 16; ++e) out[e] = (row < rows && kk + e < k) ? base[row * ld + kk + e] : 0;
     }
 };
 
@@ -68,8 +70,7 @@ __device__ __forceinline__ void load_operand(uint8_t* tile, const Source& src, i
             copy16_async(dst, p, valid);
         } else {
             alignas(16) uint8_t bytes[16];
-#pragma unroll
-            for (int e = 0; e < 16; ++e) bytes[e] = src.byte(c, row0 + row, kk + e);
+            src.bytes16(c, row0 + row, kk, bytes);
             *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(bytes);
         }
     }
@@ -78,7 +79,7 @@ __device__ __forceinline__ void load_operand(uint8_t* tile, const Source& src, i
 // One block computes a kTileM x kTileN tile of one group (blockIdx.z); B rows and output columns of group g
 // start at g * cols. A's source knows how to find group g's K slice itself (blockIdx.z).
 template <fp8ort_fp8_format F, typename ASource, bool VecA, bool VecB>
-__global__ void __launch_bounds__(kCoreThreads)
+__global__ void __launch_bounds__(kCoreThreads, 2)
     fp8_gemm_core_kernel(ASource a_src, const uint8_t* __restrict__ b, int64_t rows, int64_t cols, int64_t k,
                          epilogue_args ep) {
     __shared__ __align__(128) uint8_t smem[kStages * kStageBytes];
@@ -121,13 +122,22 @@ __global__ void __launch_bounds__(kCoreThreads)
         mma.compute(s, s + kTileM * kTileK, warp_m, warp_n, lane);
     }
     async_wait<0>();
+    __syncthreads();  // every warp is done with the stages: they now hold the accumulators, half a tile at a time
 
+    // warps with warp_m == h own tile rows [64 h, 64 h + 64) in every variant (kWarpM = 64)
+    constexpr int kLd = kTileN + 4;  // floats per staged row: 16-byte rows, fewer bank conflicts
+    static_assert(kTileM / 2 * kLd * sizeof(float) <= sizeof(smem), "half a tile of accumulators fits the stages");
+    float* staged = reinterpret_cast<float*>(smem);
     const int64_t col_base = ep.col_offset + group * cols;
-    mma.for_each(warp_m, warp_n, lane, [&](int r, int c, float v) {
-        const int64_t row = row0 + r;
-        const int64_t col = col0 + c;
-        if (row < rows && col < cols) epilogue_store(ep, load_column(ep, col_base + col), v, row, col_base + col);
-    });
+#pragma unroll 1
+    for (int h = 0; h < 2; ++h) {
+        if (warp_m == h)
+            mma.for_each(warp_m, warp_n, lane, [&](int r, int c, float v) { staged[(r - 64 * h) * kLd + c] = v; });
+        __syncthreads();
+        epilogue_tile<kTileN, kCoreThreads>(ep, staged, kLd, kTileM / 2, row0 + 64 * h, col_base + col0,
+                                            rows - row0 - 64 * h, cols - col0, static_cast<int>(threadIdx.x));
+        __syncthreads();
+    }
 }
 
 // Host: can the portable kernel run on the current device for this format? (NVIDIA sm_89+ OCP formats;

@@ -222,24 +222,28 @@ __global__ void __launch_bounds__(kThreadsSm90, 1)
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 
+    // Both consumer warpgroups are done with the stages (named barrier 1: the 256 consumer threads); the
+    // accumulators go through them to the tile epilogue, which writes coalesced row segments.
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    constexpr int kLd = BN + 4;
+    static_assert(kBm * kLd * sizeof(float) <= kStages * (kABytes + tile::kBBytes), "the tile fits the stages");
+    float* staged = reinterpret_cast<float*>(smem);
     const int t = threadIdx.x % 128;
-    const int64_t row_base = static_cast<int64_t>(tm) * kBm + consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
-    const int64_t col_base = static_cast<int64_t>(tn) * BN + (t % 4) * 2;
+    const int r0 = consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
+    const int c0 = (t % 4) * 2;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-            const int64_t col = col_base + j * 8 + e;
-            if (col >= n) continue;
-            const column_consts cc = load_column(ep, col);
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                const int64_t row = row_base + i * 8;
-                const float v = Promote ? acc[j * 4 + i * 2 + e] : d[j * 4 + i * 2 + e];
-                if (row < m) epilogue_store(ep, cc, v, row, col);
-            }
+        for (int i = 0; i < 2; ++i) {
+            const int r = j * 4 + i * 2;
+            const float2 v = Promote ? make_float2(acc[r], acc[r + 1]) : make_float2(d[r], d[r + 1]);
+            *reinterpret_cast<float2*>(staged + (r0 + 8 * i) * kLd + c0 + 8 * j) = v;
         }
     }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    epilogue_tile<BN, 256>(ep, staged, kLd, kBm, static_cast<int64_t>(tm) * kBm,
+                           ep.col_offset + static_cast<int64_t>(tn) * BN, m - static_cast<int64_t>(tm) * kBm,
+                           n - static_cast<int64_t>(tn) * BN, static_cast<int>(threadIdx.x) - 128);
 #else
     FP8ORT_TRAP();
 #endif
