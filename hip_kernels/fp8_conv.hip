@@ -1,99 +1,16 @@
 // FP8 convolution, NHWC: an implicit GEMM over the portable main loop (fp8_gemm_core.h) with rows =
 // batch * out_h * out_w, columns = output channels of one group, K = kernel_h * kernel_w * (in_c / group) in
 // (tap, channel) order, and a direct kernel for depthwise convolution (one input and one output channel per group).
+#include "fp8_conv_source.h"
 #include "fp8_gemm_core.h"
+#include "fp8_gemm_sm90.h"
 
 namespace fp8ort {
 namespace {
 
 constexpr int kDepthwiseThreads = 256;
 
-// Division by a divisor fixed at launch, for dividends in [0, 2^31): q = umulhi(n, magic) >> shift, with
-// magic = ceil(2^(31 + l) / d) and l = ceil(log2 d) (divisor 1: magic 0 means q = n).
-struct fast_div {
-    uint32_t d = 1, magic = 0, shift = 0;
-    static fast_div make(uint32_t divisor) {
-        fast_div f;
-        f.d = divisor;
-        if (divisor > 1) {
-            uint32_t l = 0;
-            while ((uint64_t{1} << l) < divisor) ++l;
-            f.magic = static_cast<uint32_t>(((uint64_t{1} << (31 + l)) + divisor - 1) / divisor);
-            f.shift = l - 1;
-        }
-        return f;
-    }
-    __device__ __forceinline__ uint32_t div(uint32_t n) const { return magic ? __umulhi(n, magic) >> shift : n; }
-};
-
-// A of the implicit GEMM: row r = (image, oy, ox), k = (ky, kx, c) of group blockIdx.z; padding reads zero.
-// K, in_h * in_w and every coordinate fit in int32 (checked on the host); image offsets are int64.
-struct conv_source {
-    const uint8_t* x;
-    int64_t rows;
-    int k;
-    int in_h, in_w, in_c, group_c, kernel_w;
-    int stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
-    int64_t out_hw;
-    int out_w;
-    fast_div by_group_c, by_kernel_w;
-    // decoded rows of this thread (one per chunk slot); image < 0 marks a row past the end
-    int64_t image_offset[kChunksPerThread];
-    int iy0[kChunksPerThread], ix0[kChunksPerThread];
-    bool live[kChunksPerThread];
-
-    __device__ void prepare(int slot, int64_t row) {
-        live[slot] = row < rows;
-        const int64_t r = row < rows ? row : 0;
-        const int64_t image = r / out_hw;
-        const int p = static_cast<int>(r - image * out_hw);
-        image_offset[slot] = image * in_h * in_w * in_c + static_cast<int64_t>(blockIdx.z) * group_c;
-        iy0[slot] = (p / out_w) * stride_h - pad_top;
-        ix0[slot] = (p % out_w) * stride_w - pad_left;
-    }
-    // address of (row of `slot`, k index kk) or nullptr for padding / past the end
-    __device__ __forceinline__ const uint8_t* at(int slot, int kk) const {
-        if (!live[slot] || kk >= k) return nullptr;
-        const int tap = static_cast<int>(by_group_c.div(static_cast<uint32_t>(kk)));
-        const int c = kk - tap * group_c;
-        const int ky = static_cast<int>(by_kernel_w.div(static_cast<uint32_t>(tap)));
-        const int kx = tap - ky * kernel_w;
-        const int iy = iy0[slot] + ky * dilation_h;
-        const int ix = ix0[slot] + kx * dilation_w;
-        if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) return nullptr;
-        return x + image_offset[slot] + static_cast<int64_t>(iy * in_w + ix) * in_c + c;
-    }
-    __device__ const uint8_t* chunk(int slot, int64_t, int64_t kk, bool, bool& valid) const {
-        const uint8_t* p = at(slot, static_cast<int>(kk));
-        valid = p != nullptr;
-        return valid ? p : x;
-    }
-    // 16 consecutive k of one row, any group_c: decode (tap, c) once, then walk channels and taps.
-    __device__ void bytes16(int slot, int64_t, int64_t kk0, uint8_t (&out)[16]) const {
-        int kk = static_cast<int>(kk0);
-        int tap = static_cast<int>(by_group_c.div(static_cast<uint32_t>(kk < k ? kk : 0)));
-        int c = kk - tap * group_c;
-        int ky = static_cast<int>(by_kernel_w.div(static_cast<uint32_t>(tap)));
-        int kx = tap - ky * kernel_w;
-        const uint8_t* pixel = nullptr;
-        bool fresh = true;
-#pragma unroll
-        for (int e = 0; e < 16; ++e, ++kk) {
-            if (fresh) {
-                const int iy = iy0[slot] + ky * dilation_h, ix = ix0[slot] + kx * dilation_w;
-                const bool inside = live[slot] && iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
-                pixel = inside ? x + image_offset[slot] + static_cast<int64_t>(iy * in_w + ix) * in_c : nullptr;
-                fresh = false;
-            }
-            out[e] = (pixel && kk < k) ? pixel[c] : 0;
-            if (++c == group_c) {
-                c = 0;
-                fresh = true;
-                if (++kx == kernel_w) kx = 0, ++ky;
-            }
-        }
-    }
-};
+using conv_source = conv_source_t<kChunksPerThread>;
 
 // ONNX [M, C/g, kH, kW] -> [M, kH, kW, C/g]
 __global__ void pack_conv_weight_kernel(const uint8_t* __restrict__ w, int64_t m, int64_t cg, int64_t kh, int64_t kw,
@@ -177,19 +94,10 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
             x, w, s, oh, ow, ep);
         return check_launch("fp8ort_conv_nhwc (depthwise)");
     }
+    if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
+        return launch_conv_sm90(x, w, F, s, oh, ow, ep, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
-    conv_source src{};
-    src.x = x;
-    src.rows = s.batch * oh * ow;
-    src.k = static_cast<int>(s.kernel_h * s.kernel_w * cg);
-    src.in_h = static_cast<int>(s.in_h), src.in_w = static_cast<int>(s.in_w), src.in_c = static_cast<int>(s.in_c);
-    src.group_c = static_cast<int>(cg), src.kernel_w = static_cast<int>(s.kernel_w);
-    src.out_hw = oh * ow, src.out_w = static_cast<int>(ow);
-    src.stride_h = static_cast<int>(s.stride_h), src.stride_w = static_cast<int>(s.stride_w);
-    src.pad_top = static_cast<int>(s.pad_top), src.pad_left = static_cast<int>(s.pad_left);
-    src.dilation_h = static_cast<int>(s.dilation_h), src.dilation_w = static_cast<int>(s.dilation_w);
-    src.by_group_c = fast_div::make(static_cast<uint32_t>(cg));
-    src.by_kernel_w = fast_div::make(static_cast<uint32_t>(s.kernel_w));
+    const conv_source src = make_conv_source<kChunksPerThread>(x, s, oh, ow);
     const bool vec_a = cg % 16 == 0 && s.in_c % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
     return launch_core<F>(src, vec_a, w, src.rows, mg, src.k, s.group, ep, stream, "fp8ort_conv_nhwc");
 }
@@ -208,6 +116,24 @@ extern "C" int64_t fp8ort_conv_out_w(const fp8ort_conv_shape* s) {
 extern "C" size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s) {
     if (!s || s->group <= 0) return 0;
     return static_cast<size_t>(s->out_c * (s->in_c / s->group) * s->kernel_h * s->kernel_w);
+}
+
+static bool is_pointwise(const fp8ort_conv_shape* s) {
+    return s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->group == 1 &&
+           s->pad_top == 0 && s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0;
+}
+
+extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
+    if (check_shape("fp8ort_conv_kernel_name", s) != FP8ORT_OK) return "invalid";
+    if (s->in_c == s->group && s->out_c == s->group) return "depthwise";
+    if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
+    if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
+        return "wgmma_sm90a";
+#if defined(FP8ORT_CUDA)
+    return "mma_sync";
+#else
+    return "amd_matrix_core";
+#endif
 }
 
 extern "C" fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed, void* stream) {
@@ -234,8 +160,7 @@ extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, f
     if (!x || !w_packed) return fail(FP8ORT_INVALID_ARGUMENT, "%s: X and the packed weight must not be NULL", op);
     // A 1x1, stride-1, unpadded, ungrouped convolution is the GEMM [batch*h*w, in_c] . [out_c, in_c]^T on NHWC
     // memory (the packed weight is already [N, K]): it takes the GEMM kernels (wgmma on sm90a).
-    if (s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->group == 1 &&
-        s->pad_top == 0 && s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0)
+    if (is_pointwise(s))
         return fp8ort_gemm(x, w_packed, format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c, epilogue, y, stream);
     const uint8_t* x8 = static_cast<const uint8_t*>(x);
     const uint8_t* w8 = static_cast<const uint8_t*>(w_packed);

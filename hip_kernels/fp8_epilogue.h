@@ -126,11 +126,13 @@ __device__ __forceinline__ void load_z4(const epilogue_args& p, const epilogue_s
     }
 }
 
-// The rows of one tile for output type Y (FLOAT/FLOAT16/BFLOAT16, or 0 for any FP8 type).
+// The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
+// parallelism: the epilogue runs with few warps per multiprocessor.
 template <int Y>
 __device__ __forceinline__ void epilogue_rows(const epilogue_args& p, const epilogue_scalars& sc, const float* s, int ld_s,
                                               int r_begin, int r_end, int r_step, int c, int count, int64_t row0,
                                               int64_t gcol, const column_consts (&cc)[4], bool vec_y, bool vec_z) {
+#pragma unroll 4
     for (int r = r_begin; r < r_end; r += r_step) {
         const float4 a4 = *reinterpret_cast<const float4*>(s + r * ld_s + c);
         float v[4] = {a4.x, a4.y, a4.z, a4.w};
@@ -172,7 +174,7 @@ __device__ __forceinline__ void epilogue_rows(const epilogue_args& p, const epil
         } else {
             uint8_t q[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) q[e] = quantize_any(v[e], sc.y_scale, p.y_type);
+            for (int e = 0; e < 4; ++e) q[e] = quantize_fp8<static_cast<fp8ort_fp8_format>(Y)>(v[e], sc.y_scale, true);
             uint8_t* out = static_cast<uint8_t*>(p.y) + idx;
             if (vec_y) {
                 *reinterpret_cast<uint32_t*>(out) = q[0] | (static_cast<uint32_t>(q[1]) << 8) |
@@ -219,7 +221,18 @@ __device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const floa
         case FP8ORT_BFLOAT16:
             epilogue_rows<FP8ORT_BFLOAT16>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
-        default: epilogue_rows<0>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z); break;
+        case FP8ORT_E4M3FN:
+            epilogue_rows<FP8ORT_E4M3FN>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
+        case FP8ORT_E5M2:
+            epilogue_rows<FP8ORT_E5M2>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
+        case FP8ORT_E4M3FNUZ:
+            epilogue_rows<FP8ORT_E4M3FNUZ>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
+        default:
+            epilogue_rows<FP8ORT_E5M2FNUZ>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            break;
     }
 }
 

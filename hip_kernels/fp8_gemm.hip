@@ -95,6 +95,8 @@ fp8ort_status core_supports(const char* op, fp8ort_fp8_format format) {
     return FP8ORT_OK;
 }
 
+int gemm_kernel_override() { return g_kernel_override.load(); }
+
 bool device_is_sm90() {
 #if defined(FP8ORT_CUDA)
     device_info dev;

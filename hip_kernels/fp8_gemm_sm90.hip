@@ -5,6 +5,7 @@
 // k-tile is summed by wgmma and then added into a float32 accumulator in registers (BN = 128); the fast variant
 // (BN = 256) accumulates the whole K inside wgmma, like cuBLASLt's FAST_ACCUM.
 #include "fp8_gemm_sm90.h"
+#include "fp8_conv_source.h"
 
 #if defined(FP8ORT_CUDA)
 #include <cuda.h>
@@ -24,7 +25,7 @@ constexpr int kABytes = kBm * kBk;
 
 template <int BN>
 struct sm90_tile {
-    static constexpr int kStages = BN == 128 ? 6 : 4;
+    static constexpr int kStages = BN == 256 ? 4 : 6;
     static constexpr int kBBytes = BN * kBk;
     static constexpr size_t kSmem = static_cast<size_t>(kStages) * (kABytes + kBBytes) + 2 * kStages * 8 + 1024;
 };
@@ -66,8 +67,20 @@ __device__ __forceinline__ uint64_t smem_desc(const uint8_t* p) {
 // D[64, N] += A[64, 32] . B[N, 32]^T, both operands K-major in shared memory (descriptors).
 template <fp8ort_fp8_format F, int N>
 __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
-    static_assert(N == 128 || N == 256, "wgmma tile width");
-    if constexpr (N == 256 && F == FP8ORT_E5M2) {
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma tile width");
+    if constexpr (N == 64 && F == FP8ORT_E5M2) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                     "%32, %33, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(desc_a), "l"(desc_b));
+    }     else if constexpr (N == 64) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                     "%32, %33, 1, 1, 1;\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "l"(desc_a), "l"(desc_b));
+    } else if constexpr (N == 256 && F == FP8ORT_E5M2) {
         asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
                      "%128, %129, 1, 1, 1;\n"
@@ -139,6 +152,72 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 }
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
+#if defined(FP8ORT_HAS_WGMMA_FP8)
+// The two consumer warpgroups (threads 128..383): wgmma over every k-tile as the stages fill, then the tile
+// epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
+template <fp8ort_fp8_format F, int BN, bool Promote, int kStages>
+__device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
+                                              uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
+                                              int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
+    constexpr int kBBytes = BN * kBk;
+    constexpr int kRegs = BN / 2;
+    float d[kRegs];
+    float acc[Promote ? kRegs : 1];
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % kStages;
+        mbar_wait(&full[s], (kt / kStages) & 1);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
+        const uint8_t* b_tile = sb + s * kBBytes;
+#pragma unroll
+        for (int kk = 0; kk < kBk / 32; ++kk)
+            wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        if constexpr (Promote) {
+            // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
+#pragma unroll
+            for (int i = 0; i < kRegs; ++i) {
+                acc[i] += d[i];
+                d[i] = 0.0f;
+            }
+        } else {
+            // keep this k-tile in flight; the previous one is done, so its stage goes back to the producer
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
+        }
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+
+    // Both consumer warpgroups are done with the stages (named barrier 1: the 256 consumer threads); the
+    // accumulators go through them to the tile epilogue, which writes coalesced row segments.
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    constexpr int kLd = BN + 4;
+    static_assert(kBm * kLd * sizeof(float) <= kStages * (kABytes + kBBytes), "the tile fits the stages");
+    float* staged = reinterpret_cast<float*>(smem);
+    const int t = threadIdx.x % 128;
+    const int r0 = consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
+    const int c0 = (t % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            const int r = j * 4 + i * 2;
+            const float2 v = Promote ? make_float2(acc[r], acc[r + 1]) : make_float2(d[r], d[r + 1]);
+            *reinterpret_cast<float2*>(staged + (r0 + 8 * i) * kLd + c0 + 8 * j) = v;
+        }
+    }
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    epilogue_tile<BN, 256>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, static_cast<int>(threadIdx.x) - 128);
+}
+
+#endif  // FP8ORT_HAS_WGMMA_FP8
+
 template <fp8ort_fp8_format F, int BN, bool Promote>
 __global__ void __launch_bounds__(kThreadsSm90, 1)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int64_t m,
@@ -187,63 +266,95 @@ __global__ void __launch_bounds__(kThreadsSm90, 1)
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int consumer = wg - 1;
-    constexpr int kRegs = BN / 2;
-    float d[kRegs];
-    float acc[Promote ? kRegs : 1];
-#pragma unroll
-    for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
-#pragma unroll
-    for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
-    for (int kt = 0; kt < k_tiles; ++kt) {
-        const int s = kt % kStages;
-        mbar_wait(&full[s], (kt / kStages) & 1);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
-        const uint8_t* b_tile = sb + s * tile::kBBytes;
-#pragma unroll
-        for (int kk = 0; kk < kBk / 32; ++kk)
-            wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        if constexpr (Promote) {
-            // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
-#pragma unroll
-            for (int i = 0; i < kRegs; ++i) {
-                acc[i] += d[i];
-                d[i] = 0.0f;
-            }
-        } else {
-            // keep this k-tile in flight; the previous one is done, so its stage goes back to the producer
-            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
-        }
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    consume_tiles<F, BN, Promote, kStages>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
+                                           ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                           m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
+#else
+    FP8ORT_TRAP();
+#endif
+}
 
-    // Both consumer warpgroups are done with the stages (named barrier 1: the 256 consumer threads); the
-    // accumulators go through them to the tile epilogue, which writes coalesced row segments.
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    constexpr int kLd = BN + 4;
-    static_assert(kBm * kLd * sizeof(float) <= kStages * (kABytes + tile::kBBytes), "the tile fits the stages");
-    float* staged = reinterpret_cast<float*>(smem);
-    const int t = threadIdx.x % 128;
-    const int r0 = consumer * 64 + (t / 32) * 16 + (t % 32) / 4;
-    const int c0 = (t % 4) * 2;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-            const int r = j * 4 + i * 2;
-            const float2 v = Promote ? make_float2(acc[r], acc[r + 1]) : make_float2(d[r], d[r + 1]);
-            *reinterpret_cast<float2*>(staged + (r0 + 8 * i) * kLd + c0 + 8 * j) = v;
+// Implicit-GEMM convolution (NHWC, one group, in_c % 16 == 0): the producer warpgroup gathers A (128 output pixels
+// x 128 bytes of (ky, kx, c)) with 16-byte cp.async into the 128-byte-swizzled layout TMA would produce, and one
+// thread loads B (the packed weight [out_c, K]) by TMA. Each producer thread signals a stage once its own copies
+// landed and are fenced for the async proxy; the full barrier counts 128 producer arrivals plus the TMA arrival.
+constexpr int kConvSlots = kBm * (kBk / 16) / 128;  // 16-byte chunks per producer thread per stage
+constexpr int kConvLag = 2;                         // stages a producer thread keeps in flight before signalling
+
+template <fp8ort_fp8_format F, int BN>
+__global__ void __launch_bounds__(kThreadsSm90, 1)
+    conv_sm90_kernel(const __grid_constant__ CUtensorMap map_b, conv_source_t<kConvSlots> src, int64_t n,
+                     epilogue_args ep) {
+#if defined(FP8ORT_HAS_WGMMA_FP8)
+    using tile = sm90_tile<BN>;
+    constexpr int kStages = tile::kStages;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+    uint8_t* sa = smem;
+    uint8_t* sb = smem + kStages * kABytes;
+    uint64_t* full = reinterpret_cast<uint64_t*>(sb + kStages * tile::kBBytes);
+    uint64_t* empty = full + kStages;
+
+    const int64_t m = src.rows;
+    const int tiles_m = static_cast<int>((m + kBm - 1) / kBm);
+    const int tiles_n = static_cast<int>((n + BN - 1) / BN);
+    const int id = blockIdx.x;
+    const int per_group = kGroupM * tiles_n;
+    const int first_m = (id / per_group) * kGroupM;
+    const int group_rows = min(tiles_m - first_m, kGroupM);
+    const int tm = first_m + (id % per_group) % group_rows;
+    const int tn = (id % per_group) / group_rows;
+    const int k_tiles = (src.k + kBk - 1) / kBk;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbar_init(&full[s], 128 + 1);
+            mbar_init(&empty[s], 2);
         }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    epilogue_tile<BN, 256>(ep, staged, kLd, kBm, static_cast<int64_t>(tm) * kBm,
-                           ep.col_offset + static_cast<int64_t>(tn) * BN, m - static_cast<int64_t>(tm) * kBm,
-                           n - static_cast<int64_t>(tn) * BN, static_cast<int>(threadIdx.x) - 128);
+    __syncthreads();
+
+    const int wg = threadIdx.x / 128;
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 104;\n");
+        const int t = threadIdx.x;
+        const int chunk = t % 8;
+#pragma unroll
+        for (int i = 0; i < kConvSlots; ++i) src.prepare(i, static_cast<int64_t>(tm) * kBm + t / 8 + 16 * i);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            const int s = kt % kStages;
+            if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
+            if (t == 0) {
+                mbar_expect_tx(&full[s], tile::kBBytes);
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, kt * kBk, tn * BN, &full[s]);
+            }
+            uint8_t* a_stage = sa + s * kABytes;
+            const int kk = kt * kBk + chunk * 16;
+#pragma unroll
+            for (int i = 0; i < kConvSlots; ++i) {
+                const int row = t / 8 + 16 * i;
+                const uint8_t* p = src.at(i, kk);
+                const uint32_t dst = smem_u32(a_stage + row * kBk + ((chunk ^ (row & 7)) << 4));
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(p ? p : src.x),
+                             "r"(p ? 16 : 0));
+            }
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            if (kt >= kConvLag) {
+                asm volatile("cp.async.wait_group %0;\n" ::"n"(kConvLag) : "memory");
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                mbar_arrive(&full[(kt - kConvLag) % kStages]);
+            }
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        for (int kt = k_tiles > kConvLag ? k_tiles - kConvLag : 0; kt < k_tiles; ++kt) mbar_arrive(&full[kt % kStages]);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
+    consume_tiles<F, BN, true, kStages>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
+                                        ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                        m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
     FP8ORT_TRAP();
 #endif
@@ -301,6 +412,30 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
     return launch_typed<F, 128, true>(a, b, m, n, k, ep, stream);
 }
 
+template <fp8ort_fp8_format F, int BN>
+fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
+                                int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
+    using tile = sm90_tile<BN>;
+    const auto src = make_conv_source<kConvSlots>(x, s, out_h, out_w);
+    CUtensorMap map_b;
+    FP8ORT_TRY(make_map(&map_b, w, s.out_c, src.k, BN));
+    static const hipError_t attr = cudaFuncSetAttribute(conv_sm90_kernel<F, BN>,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        static_cast<int>(tile::kSmem));
+    FP8ORT_TRY(check_runtime(attr, "fp8ort_conv_nhwc: raising the shared-memory limit of the sm90a kernel"));
+    const int64_t tiles = ((src.rows + kBm - 1) / kBm) * ((s.out_c + BN - 1) / BN);
+    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
+    conv_sm90_kernel<F, BN><<<static_cast<unsigned>(tiles), kThreadsSm90, tile::kSmem, stream>>>(map_b, src, s.out_c, ep);
+    return check_launch("fp8ort_conv_nhwc (wgmma_sm90a)");
+}
+
+template <fp8ort_fp8_format F>
+fp8ort_status launch_conv_format(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
+                                 int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
+    if (s.out_c <= 64) return launch_conv_typed<F, 64>(x, w, s, out_h, out_w, ep, stream);
+    return launch_conv_typed<F, 128>(x, w, s, out_h, out_w, ep, stream);
+}
+
 }  // namespace
 
 bool sm90_can_run(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
@@ -322,12 +457,34 @@ fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_fo
     return launch_format<FP8ORT_E4M3FN>(a, b, m, n, k, fast_accumulation, ep, stream);
 }
 
+bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
+#if defined(FP8ORT_BUILD_SM90A)
+    const int64_t cg = s.in_c / s.group;
+    return (format == FP8ORT_E4M3FN || format == FP8ORT_E5M2) && s.group == 1 && cg % 16 == 0 &&
+           (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w)) % 16 == 0 && s.out_c < (int64_t{1} << 31);
+#else
+    (void)format, (void)s, (void)x, (void)w;
+    return false;
+#endif
+}
+
+fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
+                               int64_t out_h, int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
+    if (format == FP8ORT_E5M2) return launch_conv_format<FP8ORT_E5M2>(x, w, s, out_h, out_w, ep, stream);
+    return launch_conv_format<FP8ORT_E4M3FN>(x, w, s, out_h, out_w, ep, stream);
+}
+
 #else  // HIP: no Hopper kernel
 
 bool sm90_can_run(fp8ort_fp8_format, int64_t, int64_t, int64_t) { return false; }
 fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, int64_t, int64_t, int64_t, bool,
                                const epilogue_args&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wgmma kernel exists only in NVIDIA sm90a builds");
+}
+bool sm90_conv_can_run(fp8ort_fp8_format, const fp8ort_conv_shape&, const void*, const void*) { return false; }
+fp8ort_status launch_conv_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, const fp8ort_conv_shape&, int64_t,
+                               int64_t, const epilogue_args&, hipStream_t) {
+    return fail(FP8ORT_UNSUPPORTED, "fp8ort_conv_nhwc: the wgmma kernel exists only in NVIDIA sm90a builds");
 }
 
 #endif

@@ -97,6 +97,9 @@ FP8ORT_GPU_API size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s);
 /* ONNX weight [M, C/g, kH, kW] -> packed [M, kH, kW, C/g]. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed,
                                                      void* stream);
+/* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
+ * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
+FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
 /* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                               const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,

@@ -139,6 +139,8 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_conv_out_w.argtypes = [ctypes.POINTER(ConvShape)]
     lib.fp8ort_conv_out_w.restype = i64
     lib.fp8ort_conv_pack_weight.argtypes = [p, ctypes.POINTER(ConvShape), p, p]
+    lib.fp8ort_conv_kernel_name.argtypes = [i32, ctypes.POINTER(ConvShape)]
+    lib.fp8ort_conv_kernel_name.restype = ctypes.c_char_p
     lib.fp8ort_conv_nhwc.argtypes = [p, p, i32, ctypes.POINTER(ConvShape), ctypes.POINTER(Epilogue), p, p]
     for fn in (
         "fp8ort_quantize",

@@ -25,6 +25,10 @@ CASES = [
     (4, 28, 28, 128, 128, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (1, 7, 9, 20, 6, 2, 4, (3, 2), (0, 2, 1, 0), (1, 2), 2),
     (3, 1, 1, 40, 24, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    (2, 13, 13, 64, 80, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (3, 20, 20, 48, 200, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    (4, 30, 30, 64, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 12, 12, 272, 136, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
 ]
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
@@ -40,7 +44,8 @@ EPILOGUES = [
     ids=lambda c: "n{}h{}w{}c{}m{}k{}x{}s{}p{}d{}g{}".format(*c[:7], *["".join(map(str, t)) for t in c[7:10]], c[10]),
 )
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
-def test_conv(gpu, case, epi_cfg):
+@pytest.mark.parametrize("kernel", [0, 1], ids=["auto", "portable"])
+def test_conv(gpu, case, epi_cfg, kernel):
     lib, rt = gpu
     fmt = nx.E4M3FN
     rng = np.random.default_rng()
@@ -109,10 +114,24 @@ def test_conv(gpu, case, epi_cfg):
     assert st == 0, lib.fp8ort_gpu_last_error()
     out_t = np_dtype(y_type)
     d_y = rt.poisoned(batch * oh * ow * m * out_t.itemsize)
-    st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
-    assert st == 0, lib.fp8ort_gpu_last_error()
+    lib.fp8ort_gemm_set_kernel_override(kernel)
+    try:
+        name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
+        st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
+        assert st == 0, lib.fp8ort_gpu_last_error()
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
-    print(case, epi_cfg, check_output(got, want, y_type, f"conv {case} {epi_cfg}"))
+    abs_sum = None
+    if name.startswith("wgmma"):  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
+        qx = nx.quantize(x, np.float32(x_scale), fmt)
+        abs_x = (qx.view(np.uint8) & 0x7F).view(qx.dtype)
+        abs_w = (wq.view(np.uint8) & 0x7F).view(wq.dtype)
+        abs_sum = ref.fp8_conv(abs_x, abs_w, np.float32(x_scale), epi.w_scale, strides=strides, pads=pads,
+                               dilations=dil, group=group, layout="NHWC").astype(np.float64)
+        if epi.y_scale is not None:
+            abs_sum = abs_sum / epi.y_scale
+    print(case, epi_cfg, name, check_output(got, want, y_type, f"conv {case} {epi_cfg} {name}", abs_sum=abs_sum))
 
 
 def test_conv_refuses_bad_shapes(gpu):
