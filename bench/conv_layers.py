@@ -17,7 +17,6 @@ import json
 import sys
 from pathlib import Path
 
-import onnx
 import torch
 from onnx import helper, shape_inference
 
@@ -29,6 +28,7 @@ from gpu_lib import ConvShape, Epilogue, load_kernels  # noqa: E402
 from fp8ort.quantization import zoo  # noqa: E402
 
 E4M3, F16 = 17, 10
+NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
 
 
 def resnet50_convs() -> list[tuple[tuple, int]]:
@@ -81,8 +81,7 @@ def main() -> int:
                           stride_w=stride, pad_top=pad, pad_left=pad, pad_bottom=pad, pad_right=pad, dilation_h=1,
                           dilation_w=1, group=1)
             oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
-            nbuf = 4  # rotate inputs so that repeated runs do not all hit L2
-            xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(nbuf)]
+            xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(NBUF)]
             wt = (torch.randn(m, c, kh, kw, device=dev) * 2).to(torch.float8_e4m3fn)
             packed = torch.empty(lib.fp8ort_conv_packed_bytes(s), dtype=torch.uint8, device=dev)
             assert lib.fp8ort_conv_pack_weight(wt.data_ptr(), s, packed.data_ptr(), stream) == 0
@@ -94,24 +93,25 @@ def main() -> int:
                           y_scale=one.data_ptr(), relu=1, y_type=E4M3)
 
             def ours(i, xs=xs, packed=packed, s=s, ep=ep, y=y):
-                st = lib.fp8ort_conv_nhwc(xs[i % nbuf].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), stream)
+                st = lib.fp8ort_conv_nhwc(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), stream)
                 assert st == 0, lib.fp8ort_gpu_last_error()
 
             x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
             w16 = wt.to(torch.float16).contiguous(memory_format=torch.channels_last)
 
             def cudnn(i, x16=x16, w16=w16, stride=stride, pad=pad):
-                torch.nn.functional.conv2d(x16[i % nbuf], w16, None, stride, pad)
+                torch.nn.functional.conv2d(x16[i % NBUF], w16, None, stride, pad)
 
             flop = 2.0 * batch * oh * ow * m * c * kh * kw
             row = dict(batch=batch, c=c, h=h, w=w, m=m, k=f"{kh}x{kw}", stride=stride, count=count,
-                       gflop=round(flop / 1e9, 2), ours_ms=median_ms(ours, args.iters),
+                       gflop=round(flop / 1e9, 2), kernel=lib.fp8ort_conv_kernel_name(E4M3, s).decode(),
+                       ours_ms=median_ms(ours, args.iters),
                        cudnn_fp16_ms=median_ms(cudnn, args.iters))
             if kh == kw == 1 and stride == 1:
                 mm = batch * h * w
 
                 def gemm(i, xs=xs, packed=packed, mm=mm, m=m, c=c, ep=ep, y=y):
-                    st = lib.fp8ort_gemm(xs[i % nbuf].data_ptr(), packed.data_ptr(), E4M3, mm, m, c, ep, y.data_ptr(),
+                    st = lib.fp8ort_gemm(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, mm, m, c, ep, y.data_ptr(),
                                          stream)
                     assert st == 0, lib.fp8ort_gpu_last_error()
 
@@ -127,8 +127,8 @@ def main() -> int:
             rows.append(row)
             print(json.dumps(row), flush=True)
             del xs, x16
-        print(f"batch {batch}: sum over the model's convs (ms): " + ", ".join(f"{k}={v:.3f}" for k, v in totals.items()),
-              flush=True)
+        summary = ", ".join(f"{k}={v:.3f}" for k, v in totals.items())
+        print(f"batch {batch}: sum over the model's convs (ms): {summary}", flush=True)
         rows.append(dict(batch=batch, totals={k: round(v, 3) for k, v in totals.items()}))
     if args.json:
         Path(args.json).write_text(json.dumps(dict(
