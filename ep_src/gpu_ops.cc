@@ -3,6 +3,7 @@
 // Everything runs on ORT's compute stream: weights are packed on the first run (stream-ordered, no host sync),
 // scratch memory comes from the EP's allocator, scales stay in device memory.
 #include <mutex>
+#include <string>
 
 #include "fp8_kernels.h"
 #include "gpu_ops.h"
@@ -155,12 +156,30 @@ class GpuConv final : public Kernel {
     fp8ort_conv_shape cs{s.n, s.h, s.w, s.c, s.m, s.kh, s.kw, attrs_.strides[0], attrs_.strides[1],
                          attrs_.pads[0], attrs_.pads[1], attrs_.pads[2], attrs_.pads[3], attrs_.dilations[0],
                          attrs_.dilations[1], attrs_.group};
+    const auto fmt = static_cast<fp8ort_fp8_format>(w.type);
+    int64_t padded_c = 0;
     {
       std::lock_guard<std::mutex> lock(pack_mutex_);
       if (packed_.get() == nullptr) {  // first run: pack on this stream; later runs are ordered after it
-        packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&cs));
-        gpu_check(fp8ort_conv_pack_weight(w.data, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");
+        // Channel counts the tensor-core convolution cannot take (in_c % 16 != 0, e.g. an RGB stem) are padded
+        // with zero channels when that turns the portable kernel into the wgmma one.
+        if (cs.group == 1 && cs.in_c % 16 != 0) {
+          fp8ort_conv_shape p = cs;
+          p.in_c = (cs.in_c + 15) / 16 * 16;
+          if (std::string(fp8ort_conv_kernel_name(fmt, &p)) == "wgmma_sm90a") padded_c_ = p.in_c;
+        }
+        if (padded_c_ != 0) {
+          fp8ort_conv_shape p = cs;
+          p.in_c = padded_c_;
+          packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&p));
+          gpu_check(fp8ort_conv_pack_weight_padded(w.data, &p, cs.in_c, packed_.get(), stream),
+                    "fp8ort_conv_pack_weight_padded");
+        } else {
+          packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&cs));
+          gpu_check(fp8ort_conv_pack_weight(w.data, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");
+        }
       }
+      padded_c = padded_c_;
     }
     const float* x_scale = scale_ptr(input(ctx, 2), "x_scale", 1);
     fp8ort_epilogue epi = gpu_epilogue(ctx, common_, x_scale, input(ctx, 3), s.m, s.y_shape, "B");
@@ -168,10 +187,24 @@ class GpuConv final : public Kernel {
     check_output_type(y, common_.output_type);
     if (y.size == 0) return;
     DeviceBuffer scratch;
-    const void* xq = fp8_activations(x, "X", x_scale, w.type, alloc_.get(), scratch, stream);
-    gpu_check(fp8ort_conv_nhwc(xq, packed_.get(), static_cast<fp8ort_fp8_format>(w.type), &cs, &epi, y.mutable_data,
-                               stream),
-              "fp8ort_conv_nhwc");
+    const void* xq = nullptr;
+    if (padded_c != 0) {
+      if (is_fp8_type(x.type) && x.type != w.type) {
+        fail(std::string("input X is ") + type_name(x.type) + " but the weights are " + type_name(w.type) +
+             "; the GPU kernels need one FP8 format for both");
+      }
+      require_type(x, "X", is_fp8_type(x.type) || is_high_precision_type(x.type), "float32, float16, bfloat16 or FP8");
+      const int64_t pixels = x.size / cs.in_c;
+      scratch = DeviceBuffer(alloc_.get(), static_cast<size_t>(pixels * padded_c));
+      gpu_check(fp8ort_quantize_padded(x.data, static_cast<fp8ort_dtype>(x.type), x_scale, scratch.get(),
+                                       static_cast<fp8ort_dtype>(fmt), pixels, cs.in_c, padded_c, stream),
+                "fp8ort_quantize_padded");
+      xq = scratch.get();
+      cs.in_c = padded_c;
+    } else {
+      xq = fp8_activations(x, "X", x_scale, w.type, alloc_.get(), scratch, stream);
+    }
+    gpu_check(fp8ort_conv_nhwc(xq, packed_.get(), fmt, &cs, &epi, y.mutable_data, stream), "fp8ort_conv_nhwc");
   }
 
  private:
@@ -180,6 +213,7 @@ class GpuConv final : public Kernel {
   Allocator alloc_;  // declared before packed_: destroyed after it
   std::mutex pack_mutex_;
   DeviceBuffer packed_;
+  int64_t padded_c_ = 0;  // in_c of the packed weight and activations when padded for the wgmma kernel, else 0
 };
 
 class GpuMatMul final : public Kernel {

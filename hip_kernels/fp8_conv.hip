@@ -12,18 +12,18 @@ constexpr int kDepthwiseThreads = 256;
 
 using conv_source = conv_source_t<kChunksPerThread>;
 
-// ONNX [M, C/g, kH, kW] -> [M, kH, kW, C/g]
+// ONNX [M, C/g, kH, kW] -> [M, kH, kW, cg_out] with channels cg <= c < cg_out zero (cg_out == cg: no padding)
 __global__ void pack_conv_weight_kernel(const uint8_t* __restrict__ w, int64_t m, int64_t cg, int64_t kh, int64_t kw,
-                                        uint8_t* __restrict__ out) {
-    const int64_t total = m * cg * kh * kw;
+                                        int64_t cg_out, uint8_t* __restrict__ out) {
+    const int64_t total = m * cg_out * kh * kw;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-        int64_t r = i;
+        int64_t r = i;  // i indexes the packed weight
+        const int64_t c = r % cg_out; r /= cg_out;
         const int64_t x = r % kw; r /= kw;
-        const int64_t y = r % kh; r /= kh;
-        const int64_t c = r % cg;
-        const int64_t o = r / cg;
-        out[((o * kh + y) * kw + x) * cg + c] = w[i];
+        const int64_t y = r % kh;
+        const int64_t o = r / kh;
+        out[i] = c < cg ? w[((o * cg + c) * kh + y) * kw + x] : 0;
     }
 }
 
@@ -136,16 +136,32 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
 #endif
 }
 
-extern "C" fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed, void* stream) {
-    FP8ORT_TRY(check_shape("fp8ort_conv_pack_weight", s));
-    if (!w || !packed) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_pack_weight: NULL pointer");
+static fp8ort_status pack_weight(const char* op, const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
+                                 void* packed, void* stream) {
+    FP8ORT_TRY(check_shape(op, s));
+    if (!w || !packed) return fail(FP8ORT_INVALID_ARGUMENT, "%s: NULL pointer", op);
+    const int64_t cg_out = s->in_c / s->group;
     const int64_t total = static_cast<int64_t>(fp8ort_conv_packed_bytes(s));
     const int64_t blocks = (total + 255) / 256;
     pack_conv_weight_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, as_stream(stream)>>>(
-        static_cast<const uint8_t*>(w), s->out_c, s->in_c / s->group, s->kernel_h, s->kernel_w,
+        static_cast<const uint8_t*>(w), s->out_c, w_in_c / s->group, s->kernel_h, s->kernel_w, cg_out,
         static_cast<uint8_t*>(packed));
-    FP8ORT_TRY(check_launch("fp8ort_conv_pack_weight"));
+    FP8ORT_TRY(check_launch(op));
     return ok();
+}
+
+extern "C" fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed, void* stream) {
+    return pack_weight("fp8ort_conv_pack_weight", w, s, s ? s->in_c : 0, packed, stream);
+}
+
+extern "C" fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
+                                                        void* packed, void* stream) {
+    const char* op = "fp8ort_conv_pack_weight_padded";
+    if (s && (s->group != 1 || w_in_c <= 0 || w_in_c > s->in_c))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: needs group 1 and 0 < w_in_c <= in_c; got group %lld, w_in_c %lld, "
+                    "in_c %lld", op, static_cast<long long>(s->group), static_cast<long long>(w_in_c),
+                    static_cast<long long>(s->in_c));
+    return pack_weight(op, w, s, w_in_c, packed, stream);
 }
 
 extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,

@@ -24,6 +24,29 @@ __global__ void __launch_bounds__(kConvertThreads)
     }
 }
 
+// Channels-last activations padded with zero channels: y[p, j] = q(x[p, j]) for j < c, 0 for c <= j < c_out.
+// X == F copies FP8 codes of the same format unchanged.
+template <fp8ort_fp8_format F, fp8ort_dtype X>
+__global__ void __launch_bounds__(kConvertThreads)
+    quantize_padded_kernel(const void* __restrict__ x, const float* __restrict__ scale, uint8_t* __restrict__ y,
+                           int64_t pixels, int c, int c_out) {
+    const float s = X == static_cast<fp8ort_dtype>(F) ? 1.0f : *scale;
+    const int64_t count = pixels * c_out;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const int64_t p = i / c_out;
+        const int j = static_cast<int>(i - p * c_out);
+        uint8_t v = 0;
+        if (j < c) {
+            if constexpr (X == static_cast<fp8ort_dtype>(F))
+                v = static_cast<const uint8_t*>(x)[p * c + j];
+            else
+                v = quantize_fp8<F>(load_hp(x, p * c + j, X), s, true);
+        }
+        y[i] = v;
+    }
+}
+
 template <fp8ort_fp8_format F>
 __global__ void __launch_bounds__(kConvertThreads)
     dequantize_kernel(const uint8_t* __restrict__ x, const float* __restrict__ scale, void* __restrict__ y,
@@ -91,6 +114,29 @@ fp8ort_status launch_dequantize(const void* x, const float* scale, void* y, fp8o
     return check_launch("fp8ort_dequantize");
 }
 
+template <fp8ort_fp8_format F>
+fp8ort_status launch_quantize_padded(const void* x, fp8ort_dtype x_type, const float* scale, void* y, int64_t pixels,
+                                     int c, int c_out, hipStream_t stream) {
+    const int blocks = convert_blocks(pixels * c_out);
+    uint8_t* out = static_cast<uint8_t*>(y);
+    switch (x_type) {
+        case FP8ORT_FLOAT:
+            quantize_padded_kernel<F, FP8ORT_FLOAT><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out, pixels, c, c_out);
+            break;
+        case FP8ORT_FLOAT16:
+            quantize_padded_kernel<F, FP8ORT_FLOAT16><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out, pixels, c, c_out);
+            break;
+        case FP8ORT_BFLOAT16:
+            quantize_padded_kernel<F, FP8ORT_BFLOAT16><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out, pixels, c, c_out);
+            break;
+        default:
+            quantize_padded_kernel<F, static_cast<fp8ort_dtype>(F)><<<blocks, kConvertThreads, 0, stream>>>(x, scale, out,
+                                                                                                           pixels, c, c_out);
+            break;
+    }
+    return check_launch("fp8ort_quantize_padded");
+}
+
 }  // namespace
 }  // namespace fp8ort
 
@@ -151,4 +197,30 @@ extern "C" fp8ort_status fp8ort_amax(const void* x, fp8ort_dtype x_type, int64_t
     }
     FP8ORT_TRY(check_launch("fp8ort_amax"));
     return ok();
+}
+
+extern "C" fp8ort_status fp8ort_quantize_padded(const void* x, fp8ort_dtype x_type, const float* scale, void* y,
+                                                fp8ort_dtype y_type, int64_t pixels, int64_t c, int64_t c_out,
+                                                void* stream) {
+    const char* op = "fp8ort_quantize_padded";
+    if (!is_fp8_type(y_type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: output type %s is not an FP8 type", op, dtype_name(y_type));
+    if (!is_hp_type(x_type) && x_type != y_type)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: input type %s is neither high precision nor the output's FP8 type %s", op,
+                    dtype_name(x_type), dtype_name(y_type));
+    if (pixels < 0 || c <= 0 || c_out < c || c_out >= (int64_t{1} << 30))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: need pixels >= 0 and 0 < c <= c_out < 2^30; got %lld, %lld, %lld", op,
+                    static_cast<long long>(pixels), static_cast<long long>(c), static_cast<long long>(c_out));
+    if (pixels == 0) return ok();
+    if (!x || !y || (is_hp_type(x_type) && !scale))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: x, y (and scale for a high-precision x) must be device pointers", op);
+    const hipStream_t s = as_stream(stream);
+    const int ci = static_cast<int>(c), co = static_cast<int>(c_out);
+    fp8ort_status st;
+    switch (y_type) {
+        case FP8ORT_E4M3FN: st = launch_quantize_padded<FP8ORT_E4M3FN>(x, x_type, scale, y, pixels, ci, co, s); break;
+        case FP8ORT_E5M2: st = launch_quantize_padded<FP8ORT_E5M2>(x, x_type, scale, y, pixels, ci, co, s); break;
+        case FP8ORT_E4M3FNUZ: st = launch_quantize_padded<FP8ORT_E4M3FNUZ>(x, x_type, scale, y, pixels, ci, co, s); break;
+        default: st = launch_quantize_padded<FP8ORT_E5M2FNUZ>(x, x_type, scale, y, pixels, ci, co, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
 }

@@ -54,6 +54,13 @@ FP8ORT_GPU_API fp8ort_status fp8ort_dequantize(const void* x, fp8ort_dtype x_typ
 FP8ORT_GPU_API fp8ort_status fp8ort_amax(const void* x, fp8ort_dtype x_type, int64_t count, float* amax,
                                          void* stream);
 
+/* Channels-last activations padded with zero channels, for convolutions whose channel count the tensor-core
+ * kernels cannot take (in_c % 16 != 0): Y[p, j] = q(X[p, j], *scale) for j < c, 0 for c <= j < c_out (saturating).
+ * X is FLOAT/FLOAT16/BFLOAT16, or FP8 of y_type (then copied; scale unused). */
+FP8ORT_GPU_API fp8ort_status fp8ort_quantize_padded(const void* x, fp8ort_dtype x_type, const float* scale, void* y,
+                                                    fp8ort_dtype y_type, int64_t pixels, int64_t c, int64_t c_out,
+                                                    void* stream);
+
 /* ---- GEMM and convolution epilogue (fp8_epilogue.h), in reference order:
  * y = acc * (x_scale * w_scale[n]); y += bias[n]; y += float(Z) * z_scale; relu; cast or q(y, y_scale). */
 typedef struct fp8ort_epilogue {
@@ -97,6 +104,10 @@ FP8ORT_GPU_API size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s);
 /* ONNX weight [M, C/g, kH, kW] -> packed [M, kH, kW, C/g]. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed,
                                                      void* stream);
+/* As fp8ort_conv_pack_weight for shape s (group 1), from a weight [M, w_in_c, kH, kW] with w_in_c <= s->in_c
+ * channels; the packed channels past w_in_c are zero (pairs with fp8ort_quantize_padded). */
+FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
+                                                            void* packed, void* stream);
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
