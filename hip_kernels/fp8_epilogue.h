@@ -126,6 +126,31 @@ __device__ __forceinline__ void load_z4(const epilogue_args& p, const epilogue_s
     }
 }
 
+// q(v[e], scale) with saturation for 4 values, as quantize_fp8. On NVIDIA sm_89+ the OCP formats use the
+// hardware conversion (cvt.rn.satfinite: round to nearest even, saturating, the same codes as the exact encoder
+// for every non-NaN input); a NaN keeps its sign as in the reference.
+template <fp8ort_fp8_format F>
+__device__ __forceinline__ void quantize4(const float (&v)[4], float scale, uint8_t (&q)[4]) {
+#if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
+        constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
+        float d[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) d[e] = fp8ort_div_rn(v[e], scale);
+        const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
+        const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
+        const uint32_t both = lo | (hi << 16);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            q[e] = v[e] != v[e] ? fp8_nan<F>((__float_as_uint(v[e]) >> 31) != 0) : static_cast<uint8_t>(both >> (8 * e));
+    } else
+#endif
+    {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) q[e] = quantize_fp8<F>(v[e], scale, true);
+    }
+}
+
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
 // parallelism: the epilogue runs with few warps per multiprocessor.
 template <int Y>
@@ -173,8 +198,7 @@ __device__ __forceinline__ void epilogue_rows(const epilogue_args& p, const epil
             }
         } else {
             uint8_t q[4];
-#pragma unroll
-            for (int e = 0; e < 4; ++e) q[e] = quantize_fp8<static_cast<fp8ort_fp8_format>(Y)>(v[e], sc.y_scale, true);
+            quantize4<static_cast<fp8ort_fp8_format>(Y)>(v, sc.y_scale, q);
             uint8_t* out = static_cast<uint8_t*>(p.y) + idx;
             if (vec_y) {
                 *reinterpret_cast<uint32_t*>(out) = q[0] | (static_cast<uint32_t>(q[1]) << 8) |
