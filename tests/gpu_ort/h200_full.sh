@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The last of the five device calls (after four calls copied .ortgpu/part00..03 to /tmp/ortgpu, see
+# ../shared/tools/ort-gpu-wheel.sh): install onnxruntime-gpu, build the kernel library and libfp8ort.so (CUDA, sm_90a)
+# side by side, then run the kernel tests, the per-layer conv benchmark, the CUDA-EP tests and the ResNet-50
+# benchmark. Carry: .ortgpu/part04 .ortgpu/meta .ort_headers .whl. Results: $OUT/h200_full.tgz.
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+o=/tmp/h200_full; rm -rf "$o"; mkdir -p "$o"
+cp .ortgpu/part04 /tmp/ortgpu/ && bash .ortgpu/meta/install.sh > "$o/install.log" 2>&1 || { cat "$o/install.log"; exit 3; }
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 3
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$o/env.txt"
+start=$(date +%s)
+FP8ORT_CUDA_ARCHS=90a tests/gpu/build_kernels.sh > "$o/build_kernels.log" 2>&1 &
+kpid=$!
+{ cmake -S . -B build-gpu -G Ninja -DFP8ORT_GPU=cuda -DFP8ORT_CUDA_ARCHS=90a \
+    -DFP8ORT_ORT_INCLUDE_DIR="$PWD/.ort_headers/include/onnxruntime" && cmake --build build-gpu; } > "$o/build.log" 2>&1
+brc=$?
+wait $kpid; krc=$?
+echo "builds: libfp8ort.so rc=$brc, kernel library rc=$krc, $(( $(date +%s) - start )) s"
+[ $brc = 0 ] || { tail -30 "$o/build.log"; exit 4; }
+# kernel tests and the per-layer benchmark use the image's own Python packages (torch); ORT's go after
+if [ $krc = 0 ]; then
+    PYTHONPATH=$PWD FP8ORT_TEST_STATS="$o/test_stats.txt" python3 -m pytest tests/gpu -q -p no:cacheprovider \
+        > "$o/kernel_tests.log" 2>&1; echo "kernel tests: $(tail -1 "$o/kernel_tests.log")"
+    PYTHONPATH=$PWD timeout 200 python3 bench/conv_layers.py --batch 256 32 --json "$o/conv_layers.json" \
+        > "$o/conv_layers.log" 2>&1; grep "^batch" "$o/conv_layers.log"
+fi
+export PYTHONPATH=/tmp/ortsite:/tmp/site:$PWD FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so
+python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&1
+echo "CUDA-EP tests: $(tail -1 "$o/gpu_ort.log")"
+timeout "${BENCH_TIMEOUT:-300}" python3 bench/resnet50_gpu.py --runs 20 --out "$o/resnet50_gpu.json" > "$o/bench.log" 2>&1
+echo "resnet50_gpu.py rc=$?"; grep -E "^batch" "$o/bench.log"
+tar czf "$OUT/h200_full.tgz" -C "$o" .
