@@ -22,6 +22,9 @@ echo "builds: libfp8ort.so rc=$brc, kernel library rc=$krc, $(( $(date +%s) - st
 if [ $krc = 0 ]; then
     PYTHONPATH=$PWD FP8ORT_TEST_STATS="$o/test_stats.txt" python3 -m pytest tests/gpu -q -p no:cacheprovider \
         > "$o/kernel_tests.log" 2>&1; echo "kernel tests: $(tail -1 "$o/kernel_tests.log")"
+    PYTHONPATH=$PWD timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest \
+        tests/gpu -q -x -p no:cacheprovider -k "conv and auto and (n2h9 or n2h13 or n1h14 or n3h20 or n1h8) or gemm_shapes and auto and (129x257 or 17x33)" \
+        > "$o/memcheck.log" 2>&1; echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$o/memcheck.log" | tail -2 | tr '\n' ' ')"
     PYTHONPATH=$PWD timeout 200 python3 bench/conv_layers.py --batch 256 32 --json "$o/conv_layers.json" \
         > "$o/conv_layers.log" 2>&1; grep "^batch" "$o/conv_layers.log"
 fi
