@@ -120,6 +120,11 @@ cmake_hip_flags="${hip_flags[*]} --rocm-device-lib-path=$bc19 -L$hip_root/lib/x8
 # -Wno-pass-failed: unroll pragmas clang could not honour (fp8_mma.h's compute loop on gfx1100) are not errors.
 cmake_hip_flags+=" -Wno-unused-command-line-argument -Wno-pass-failed -Werror=return-type"
 archs="$(IFS=';'; echo "${lib_targets[*]}")"
+# CMake keeps what it detected about the HIP compiler: a build made from another package folder starts afresh.
+if [ -f "$build/CMakeCache.txt" ] &&
+    ! grep -qx "CMAKE_HIP_COMPILER_ROCM_ROOT:[A-Z]*=$hip_root" "$build/CMakeCache.txt"; then
+    rm -rf "$build"
+fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFP8ORT_GPU=hip \
     -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_HIP_COMPILER=clang++-19 -DCMAKE_HIP_COMPILER_ROCM_ROOT="$hip_root" \
     -DCMAKE_HIP_FLAGS="$cmake_hip_flags" -DFP8ORT_HIP_ARCHS="$archs" >"$out/configure.log" 2>&1 ||
@@ -151,11 +156,12 @@ lib="$build/libfp8ort.so"
 echo "hip_check: linked $lib (clang-19/lld-19; ${lib_targets[*]}) after $((SECONDS - start)) s"
 
 # ---- 2. checks of the library -----------------------------------------------------------------------------------
+expected_exports="CreateEpFactories RegisterCustomOps ReleaseEpFactory"   # ep_src/exports.map
 exports="$(nm -D --defined-only "$lib" | awk '{print $NF}' | sort | xargs)"
-if [ "$exports" = "CreateEpFactories RegisterCustomOps ReleaseEpFactory" ]; then
+if [ "$exports" = "$expected_exports" ]; then
     echo "hip_check: exports ok ($exports)"
 else
-    echo "hip_check: exports FAILED: expected only CreateEpFactories RegisterCustomOps ReleaseEpFactory, got: $exports" >&2
+    echo "hip_check: exports FAILED: expected only $expected_exports, got: $exports" >&2
     status=1
 fi
 if grep -q 'NEEDED.*\[libamdhip64\.so\.6\]' <<<"$(readelf -d "$lib")"; then
