@@ -28,6 +28,9 @@ cuobjdump --dump-sass "$lib" > "$out/sass.txt" 2>/dev/null
 echo "SASS: QGMMA=$(grep -c QGMMA "$out/sass.txt") QMMA=$(grep -c QMMA "$out/sass.txt") HMMA=$(grep -c HMMA "$out/sass.txt")" | tee -a "$out/env.txt"
 
 if want tests; then
+    # fp8_blaslt_api.h against the installed cublasLt.h (rc 2: no header here, not a failure)
+    tests/gpu/check_blaslt_abi.sh 2>&1 | tee "$out/blaslt_abi.log"
+    [ "${PIPESTATUS[0]}" = 1 ] && status=1
     rm -f "$out/test_stats.txt"
     FP8ORT_TEST_STATS="$out/test_stats.txt" python3 -m pytest tests/gpu -q -rs --durations=8 -p no:cacheprovider 2>&1 | tee "$out/pytest.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
