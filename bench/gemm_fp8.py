@@ -1,6 +1,8 @@
 """FP8 GEMM TFLOP/s: fp8ort_gemm (ctypes) against torch._scaled_mm (cuBLASLt FP8, TN) on the same operands.
 
 Y[M, N] bf16 = A[M, K] (E4M3) . W[N, K]^T * a_scale * w_scale. Median of CUDA-event timings after warm-up.
+Rows: our kernel (float32 promotion), our kernel with fast accumulation, and fp8ort_gemm_blaslt (cuBLASLt
+accumulating into float32 scratch, then our epilogue pass) when the library has cuBLASLt available.
 Usage: python3 bench/gemm_fp8.py [--lib build/gpu_test/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
 The C++ harness bench/gemm_fp8.cu calls cuBLASLt directly; this one cross-checks it through PyTorch.
 """
@@ -43,6 +45,23 @@ def run_ours(lib, a, w, m: int, n: int, k: int, ep: Epilogue, y, stream) -> None
     assert st == 0, lib.fp8ort_gpu_last_error()
 
 
+def run_blaslt(lib, a, w, m: int, n: int, k: int, ep: Epilogue, y, workspace, stream) -> None:
+    st = lib.fp8ort_gemm_blaslt(
+        a.data_ptr(), w.data_ptr(), E4M3, m, n, k, ep, y.data_ptr(), workspace.data_ptr(), workspace.numel(), stream
+    )
+    assert st == 0, lib.fp8ort_gpu_last_error()
+
+
+def blaslt_available(lib) -> bool:
+    if not hasattr(lib, "fp8ort_blaslt_available"):
+        print("fp8ort_gemm_blaslt: not in this kernel library (rebuild it)", flush=True)
+        return False
+    if not lib.fp8ort_blaslt_available():
+        print(f"fp8ort_gemm_blaslt: unavailable: {lib.fp8ort_gpu_last_error().decode()}", flush=True)
+        return False
+    return True
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
@@ -51,6 +70,7 @@ def main() -> None:
     args = ap.parse_args()
     lib = load_kernels(Path(args.lib))
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    with_blaslt = blaslt_available(lib)
     rows = []
     for size in map(int, args.sizes.split(",")):
         m = n = k = size
@@ -61,10 +81,16 @@ def main() -> None:
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         ep = Epilogue(x_scale=sa.data_ptr(), w_scale=sw.data_ptr(), w_scale_count=1, y_type=BF16)
         flop = 2.0 * m * n * k
-        for fast, override in ((False, 0), (True, 3)):
-            lib.fp8ort_gemm_set_kernel_override(override)
-            name = lib.fp8ort_gemm_kernel_name(E4M3, m, n, k).decode()
-            ours = functools.partial(run_ours, lib, a, w, m, n, k, ep, y, stream)
+        variants = [(False, 0), (True, 3)] + ([(False, None)] if with_blaslt else [])
+        for fast, override in variants:
+            if override is None:  # the cuBLASLt route (no kernel override: it never runs our GEMM)
+                name = "fp8ort_gemm_blaslt"
+                ws = torch.empty(lib.fp8ort_gemm_blaslt_workspace_bytes(m, n, k), device="cuda", dtype=torch.uint8)
+                ours = functools.partial(run_blaslt, lib, a, w, m, n, k, ep, y, ws, stream)
+            else:
+                lib.fp8ort_gemm_set_kernel_override(override)
+                name = lib.fp8ort_gemm_kernel_name(E4M3, m, n, k).decode()
+                ours = functools.partial(run_ours, lib, a, w, m, n, k, ep, y, stream)
             theirs = functools.partial(
                 torch._scaled_mm, a, w.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16, use_fast_accum=fast
             )
@@ -91,7 +117,7 @@ def main() -> None:
         lib.fp8ort_gemm_set_kernel_override(0)
     if args.json:
         doc = dict(
-            benchmark="fp8 gemm E4M3 -> bf16, per-tensor scales; ours vs torch._scaled_mm (cuBLASLt)",
+            benchmark="fp8 gemm E4M3 -> bf16, per-tensor scales; ours (and our cuBLASLt route) vs torch._scaled_mm",
             command=" ".join(sys.argv),
             gpu=torch.cuda.get_device_name(),
             torch=torch.__version__,

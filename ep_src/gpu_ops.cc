@@ -2,6 +2,10 @@
 // onnxruntime-gpu, ROCMExecutionProvider in onnxruntime-rocm <= 1.22), through the custom-op library.
 // Everything runs on ORT's compute stream: weights are packed on the first run (stream-ordered, no host sync),
 // scratch memory comes from the EP's allocator, scales stay in device memory.
+// FP8MatMul takes the vendor BLAS-Lt GEMM (cuBLASLt) for large problems where it runs, our own GEMM otherwise;
+// FP8ORT_GEMM_BACKEND=ours|blaslt|auto overrides that choice.
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -118,6 +122,23 @@ fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, co
   return e;
 }
 
+// Which GEMM FP8MatMul uses, from FP8ORT_GEMM_BACKEND (read once per process).
+enum class GemmBackend { kAuto, kOurs, kBlasLt, kInvalid };
+
+GemmBackend gemm_backend() {
+  static const GemmBackend backend = [] {
+    const char* v = std::getenv("FP8ORT_GEMM_BACKEND");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return GemmBackend::kAuto;
+    if (std::strcmp(v, "ours") == 0) return GemmBackend::kOurs;
+    if (std::strcmp(v, "blaslt") == 0) return GemmBackend::kBlasLt;
+    return GemmBackend::kInvalid;
+  }();
+  return backend;
+}
+
+// Smaller problems stay on our GEMM: the BLAS-Lt route adds a second launch and a float32 round trip through memory.
+constexpr double kBlasLtMinMacs = 134217728.0;  // 2^27, e.g. 512 x 512 x 512
+
 // X as FP8 in `fmt`: itself when already FP8 (same format), else quantized into `scratch` on the stream.
 const void* fp8_activations(const Tensor& x, const char* name, const float* x_scale, ONNXTensorElementDataType fmt,
                             OrtAllocator* alloc, DeviceBuffer& scratch, void* stream) {
@@ -224,6 +245,10 @@ class GpuMatMul final : public Kernel {
     trans_b_ = attr_int(info, "transB", 0);
     if (trans_b_ != 0 && trans_b_ != 1) fail("attribute transB must be 0 or 1; got " + std::to_string(trans_b_));
     if (attr_int(info, "transA", 0) != 0) fail("attribute transA must be 0 (transpose A before the op)");
+    if (gemm_backend() == GemmBackend::kInvalid) {
+      fail(std::string("environment variable FP8ORT_GEMM_BACKEND must be ours, blaslt or auto; got '") +
+           std::getenv("FP8ORT_GEMM_BACKEND") + "'");
+    }
   }
 
   void compute(OrtKernelContext* ctx) override {
@@ -255,12 +280,37 @@ class GpuMatMul final : public Kernel {
     if (y.size == 0) return;
     DeviceBuffer scratch;
     const void* aq = fp8_activations(a, "A", a_scale, b.type, alloc_.get(), scratch, stream);
-    gpu_check(fp8ort_gemm(aq, packed_.get(), static_cast<fp8ort_fp8_format>(b.type), a.size / k, n, k, &epi,
-                          y.mutable_data, stream),
-              "fp8ort_gemm");
+    const int64_t m = a.size / k;
+    const auto format = static_cast<fp8ort_fp8_format>(b.type);
+    if (run_blaslt(aq, format, m, n, k, epi, y.mutable_data, stream)) return;
+    gpu_check(fp8ort_gemm(aq, packed_.get(), format, m, n, k, &epi, y.mutable_data, stream), "fp8ort_gemm");
   }
 
  private:
+  // The BLAS-Lt route: true when it computed Y. Under "auto" a problem it cannot run (FP8ORT_UNSUPPORTED) falls
+  // back to our GEMM silently; FP8ORT_GEMM_BACKEND=blaslt makes that an error instead.
+  bool run_blaslt(const void* aq, fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k,
+                  const fp8ort_epilogue& epi, void* y, void* stream) {
+    const GemmBackend backend = gemm_backend();
+    const bool forced = backend == GemmBackend::kBlasLt;
+    if (backend == GemmBackend::kOurs) return false;
+    if (!forced && static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < kBlasLtMinMacs) {
+      return false;
+    }
+    if (!fp8ort_blaslt_available()) {
+      if (forced) gpu_check(FP8ORT_UNSUPPORTED, "FP8ORT_GEMM_BACKEND=blaslt");
+      return false;
+    }
+    const size_t bytes = fp8ort_gemm_blaslt_workspace_bytes(m, n, k);
+    DeviceBuffer workspace(alloc_.get(), bytes);  // D and cuBLASLt's scratch; returned when this call ends
+    const fp8ort_status st =
+        fp8ort_gemm_blaslt(aq, packed_.get(), format, m, n, k, &epi, y, workspace.get(), bytes, stream);
+    if (st == FP8ORT_OK) return true;
+    if (st == FP8ORT_UNSUPPORTED && !forced) return false;
+    gpu_check(st, forced ? "fp8ort_gemm_blaslt (FP8ORT_GEMM_BACKEND=blaslt)" : "fp8ort_gemm_blaslt");
+    return false;
+  }
+
   CommonAttrs common_;
   int64_t trans_b_ = 0;
   Allocator alloc_;  // declared before packed_: destroyed after it

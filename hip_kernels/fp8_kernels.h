@@ -92,6 +92,26 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes). */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 
+/* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt, opened at run time; never linked) ----
+ * cuBLASLt only accumulates: D[M, N] (float32 scratch) = A[M, K] . packed^T, FP8 inputs, float32 accumulation
+ * without fast accumulation, alpha 1, no scales; fp8ort_epilogue_apply then runs fp8ort's own epilogue over D.
+ * So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, A and the packed weight
+ * 16-byte aligned, float8e4m3fn (float8e5m2 where cuBLASLt multiplies it), an sm_89+ GPU and libcublasLt.so.13
+ * or .so.12 loadable; otherwise FP8ORT_UNSUPPORTED (fall back to fp8ort_gemm). HIP builds: always unsupported. */
+/* Scratch bytes fp8ort_gemm_blaslt needs for these sizes (D plus cuBLASLt's own workspace; any alignment). */
+FP8ORT_GPU_API size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, int64_t k);
+/* Y[M, N] = epilogue(A[M, K] . packed^T) through cuBLASLt; `workspace` is device memory of at least
+ * fp8ort_gemm_blaslt_workspace_bytes(m, n, k) bytes, used only by the work enqueued on `stream`. */
+FP8ORT_GPU_API fp8ort_status fp8ort_gemm_blaslt(const void* a, const void* b_packed, fp8ort_fp8_format format,
+                                                int64_t m, int64_t n, int64_t k, const fp8ort_epilogue* epilogue,
+                                                void* y, void* workspace, size_t workspace_bytes, void* stream);
+/* 1 when cuBLASLt is loaded and the current device is sm_89 or newer; else 0, and fp8ort_gpu_last_error() says why. */
+FP8ORT_GPU_API int fp8ort_blaslt_available(void);
+/* Y[M, N] = epilogue(acc[M, N]): the epilogue alone, over float32 accumulators from elsewhere (device memory, row
+ * stride ld_acc >= N elements). fp8_epilogue_apply.hip; the numerics are fp8_epilogue.h's. */
+FP8ORT_GPU_API fp8ort_status fp8ort_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n,
+                                                   const fp8ort_epilogue* epilogue, void* y, void* stream);
+
 /* ---- convolution (fp8_conv.hip): NHWC implicit GEMM ---- */
 typedef struct fp8ort_conv_shape {
     int64_t batch, in_h, in_w, in_c;  /* X: [batch, in_h, in_w, in_c] */

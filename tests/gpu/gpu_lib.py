@@ -142,6 +142,15 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_conv_kernel_name.argtypes = [i32, ctypes.POINTER(ConvShape)]
     lib.fp8ort_conv_kernel_name.restype = ctypes.c_char_p
     lib.fp8ort_conv_nhwc.argtypes = [p, p, i32, ctypes.POINTER(ConvShape), ctypes.POINTER(Epilogue), p, p]
+    if hasattr(lib, "fp8ort_gemm_blaslt"):  # libraries built before the cuBLASLt route lack these
+        lib.fp8ort_gemm_blaslt_workspace_bytes.argtypes = [i64, i64, i64]
+        lib.fp8ort_gemm_blaslt_workspace_bytes.restype = ctypes.c_size_t
+        lib.fp8ort_gemm_blaslt.argtypes = [p, p, i32, i64, i64, i64, ctypes.POINTER(Epilogue), p, p, ctypes.c_size_t, p]
+        lib.fp8ort_gemm_blaslt.restype = i32
+        lib.fp8ort_blaslt_available.argtypes = []
+        lib.fp8ort_blaslt_available.restype = i32
+        lib.fp8ort_epilogue_apply.argtypes = [p, i64, i64, i64, ctypes.POINTER(Epilogue), p, p]
+        lib.fp8ort_epilogue_apply.restype = i32
     for fn in (
         "fp8ort_quantize",
         "fp8ort_dequantize",

@@ -1,4 +1,4 @@
-"""FP8 GEMM kernels (portable mma.sync/MFMA/WMMA and the sm90a wgmma kernel) against fp8ort.reference."""
+"""FP8 GEMM kernels (portable mma.sync/MFMA/WMMA, sm90a wgmma, the cuBLASLt route) against fp8ort.reference."""
 
 from __future__ import annotations
 
@@ -42,7 +42,15 @@ EPILOGUES = [
 ]
 
 
-def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None):
+OK, INVALID_ARGUMENT, UNSUPPORTED = 0, 1, 2
+
+
+def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False):
+    """One GEMM on random operands: (got, want, kernel name, abs_sum or None).
+
+    ``blaslt``: through fp8ort_gemm_blaslt instead of fp8ort_gemm (``kernel`` unused); ``skip_unsupported``: skip
+    the test when it answers FP8ORT_UNSUPPORTED.
+    """
     lib, rt = gpu
     rng = np.random.default_rng(seed)
     x_scale = 0.02
@@ -77,16 +85,28 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None):
     assert st == 0, lib.fp8ort_gpu_last_error()
     out_t = np_dtype(y_type)
     d_y = rt.poisoned(m * n * out_t.itemsize)
-    lib.fp8ort_gemm_set_kernel_override(kernel)
-    try:
-        name = lib.fp8ort_gemm_kernel_name(fmt.onnx_type, m, n, k).decode()
-        st = lib.fp8ort_gemm(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, None)
-        assert st == 0, lib.fp8ort_gpu_last_error()
+    if blaslt:
+        name = "blaslt"
+        ws = lib.fp8ort_gemm_blaslt_workspace_bytes(m, n, k)
+        d_ws = rt.poisoned(ws)  # NaN float32 where cuBLASLt would leave D unwritten
+        st = lib.fp8ort_gemm_blaslt(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, d_ws, ws, None)
+        if st == UNSUPPORTED and skip_unsupported:
+            pytest.skip(f"fp8ort_gemm_blaslt: {lib.fp8ort_gpu_last_error().decode()}")
+        assert st == OK, lib.fp8ort_gpu_last_error()
         got = rt.from_device(d_y, (m, n), out_t)
-    finally:
-        lib.fp8ort_gemm_set_kernel_override(0)
+    else:
+        lib.fp8ort_gemm_set_kernel_override(kernel)
+        try:
+            name = lib.fp8ort_gemm_kernel_name(fmt.onnx_type, m, n, k).decode()
+            st = lib.fp8ort_gemm(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, None)
+            assert st == OK, lib.fp8ort_gpu_last_error()
+            got = rt.from_device(d_y, (m, n), out_t)
+        finally:
+            lib.fp8ort_gemm_set_kernel_override(0)
     abs_sum = None
-    if name.startswith("wgmma"):  # error model of the reduced-precision accumulator: sum_k |a_k b_k| in Y's units
+    # error model of a tensor-core accumulator that keeps fewer bits than float32 (wgmma; cuBLASLt's kernels are
+    # wgmma too on Hopper): sum_k |a_k b_k| in Y's units
+    if name.startswith("wgmma") or name == "blaslt":
         qa = np.abs(nx.quantize(a, np.float32(x_scale), fmt).astype(np.float64))
         abs_sum = (qa @ np.abs(w_nk.astype(np.float64)).T) * x_scale * np.broadcast_to(epi.w_scale, (n,))
         if epi.y_scale is not None:
@@ -141,3 +161,139 @@ def test_gemm_refuses_bad_arguments(gpu):
     epi.struct.y_scale = None
     assert lib.fp8ort_gemm(d, d, nx.E4M3FN.onnx_type, 4, 4, 4, epi.struct, d, None) == 1
     assert b"y_scale" in lib.fp8ort_gpu_last_error()
+
+
+# ---- the cuBLASLt route: cuBLASLt accumulates in float32, fp8_epilogue_apply.hip applies our epilogue ----
+BLASLT_SHAPES = [(1, 16, 16), (17, 48, 64), (129, 257, 512), (256, 256, 4096)]
+BLASLT_EPILOGUES = [
+    (True, True, None, False, True, F32),  # float32, relu, per-channel scale and bias
+    (False, True, E4M3, True, True, E4M3),  # FP8 output with an FP8 residual
+    (True, False, F16, False, False, F16),  # float16 output with a float16 residual
+]
+
+
+@pytest.fixture
+def blaslt(gpu):
+    lib, _ = gpu
+    if not hasattr(lib, "fp8ort_blaslt_available"):
+        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (tests/gpu/build_kernels.sh)")
+    if not lib.fp8ort_blaslt_available():
+        pytest.skip(f"cuBLASLt route unavailable: {lib.fp8ort_gpu_last_error().decode()}")
+    return gpu
+
+
+@pytest.mark.parametrize("epi_cfg", BLASLT_EPILOGUES, ids=["f32_relu_bias", "e4m3_z_e4m3", "f16_z_f16"])
+@pytest.mark.parametrize("shape", BLASLT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_blaslt(blaslt, shape, epi_cfg):
+    m, n, k = shape
+    for trans_b in (False, True):
+        got, want, name, abs_sum = run_gemm(blaslt, nx.E4M3FN, m, n, k, epi_cfg, trans_b, kernel=0, blaslt=True)
+        print(shape, epi_cfg, check_output(got, want, epi_cfg[-1], f"{name} {shape} {epi_cfg}", abs_sum=abs_sum))
+
+
+def test_gemm_blaslt_e5m2(blaslt):
+    """float8e5m2 x float8e5m2 where cuBLASLt multiplies it; skipped where it answers FP8ORT_UNSUPPORTED."""
+    for cfg in BLASLT_EPILOGUES:
+        got, want, name, abs_sum = run_gemm(
+            blaslt, nx.E5M2, 129, 80, 256, cfg, False, 0, blaslt=True, skip_unsupported=True
+        )
+        check_output(got, want, cfg[-1], f"{name} e5m2 {cfg}", abs_sum=abs_sum)
+
+
+def test_gemm_blaslt_refusals(gpu):
+    """Problems the route cannot take are FP8ORT_UNSUPPORTED (the caller falls back), bad arguments INVALID_ARGUMENT;
+    neither launches anything. Runs without cuBLASLt too: then every valid call is unsupported."""
+    lib, rt = gpu
+    if not hasattr(lib, "fp8ort_gemm_blaslt"):
+        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (tests/gpu/build_kernels.sh)")
+    available = bool(lib.fp8ort_blaslt_available())
+    m = n = 16
+    epi = EpilogueCase(
+        np.random.default_rng(0),
+        rt,
+        nx.E4M3FN,
+        n,
+        (m, n),
+        per_channel=True,
+        bias=False,
+        z_type=None,
+        z_scaled=False,
+        relu=False,
+        y_type=F32,
+        x_scale=1.0,
+        w_scale=np.ones(n, np.float32),
+    )
+    ws = lib.fp8ort_gemm_blaslt_workspace_bytes(m, n, 64)
+    assert ws >= m * n * 4
+    d = rt.poisoned(64 * 64)  # device allocations are 256-byte aligned
+    d_ws, d_y = rt.poisoned(ws), rt.poisoned(m * n * 4)
+    e4m3 = nx.E4M3FN.onnx_type
+
+    def call(a=d, k=64, fmt=e4m3, workspace=d_ws, nbytes=ws, struct=epi.struct):
+        return lib.fp8ort_gemm_blaslt(a, d, fmt, m, n, k, struct, d_y, workspace, nbytes, None)
+
+    assert call(k=24) == UNSUPPORTED  # K % 16 != 0
+    if available:
+        assert b"K % 16" in lib.fp8ort_gpu_last_error(), lib.fp8ort_gpu_last_error()
+    assert call(a=d + 8) == UNSUPPORTED  # A only 8-byte aligned
+    assert call(fmt=nx.E4M3FNUZ.onnx_type) == UNSUPPORTED  # no FNUZ on NVIDIA
+    assert call(fmt=F32) == INVALID_ARGUMENT  # not FP8
+    assert call(nbytes=ws - 1) == INVALID_ARGUMENT  # workspace too small
+    assert b"workspace" in lib.fp8ort_gpu_last_error()
+    assert call(workspace=None) == INVALID_ARGUMENT
+    epi.struct.w_scale_count = 5
+    assert call() == INVALID_ARGUMENT  # w_scale count 5 is neither 1 nor N
+    assert b"w_scale" in lib.fp8ort_gpu_last_error()
+    rt.sync()
+    assert np.all(rt.from_device(d_y, (m * n * 4,), np.uint8) == 0xFF), "a refused call wrote Y"
+
+
+@pytest.mark.parametrize("y_type", [F32, F16, BF16, E4M3, E5M2], ids=["f32", "f16", "bf16", "e4m3", "e5m2"])
+@pytest.mark.parametrize("size", [(1, 1, 4), (37, 1000, 1004), (300, 2051, 2052)], ids=lambda s: "x".join(map(str, s)))
+def test_epilogue_apply_is_exact(gpu, size, y_type):
+    """fp8ort_epilogue_apply over given float32 accumulators is bit-identical to the reference epilogue."""
+    lib, rt = gpu
+    if not hasattr(lib, "fp8ort_epilogue_apply"):
+        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (tests/gpu/build_kernels.sh)")
+    m, n, ld = size
+    rng = np.random.default_rng(m * 7 + n)
+    acc = (rng.standard_normal((m, ld)) * 3000).astype(np.float32)
+    acc.ravel()[rng.random(acc.size) < 0.01] = -0.0
+    acc.ravel()[rng.random(acc.size) < 0.01] *= 1e4  # saturates FP8 outputs, overflows float16 ones
+    for z_type in (None, F16, E4M3):
+        epi = EpilogueCase(
+            rng,
+            rt,
+            nx.E4M3FN,
+            n,
+            (m, n),
+            per_channel=True,
+            bias=True,
+            z_type=z_type,
+            z_scaled=True,
+            relu=z_type is not None,
+            y_type=y_type,
+            x_scale=0.02,
+            w_scale=rng.uniform(0.01, 0.1, n).astype(np.float32),
+        )
+        kw = epi.reference_kwargs()
+        scale = ref._channel_scale(epi.x_scale, epi.w_scale, n)
+        want = ref._epilogue(
+            acc[:, :n].astype(np.float64),
+            scale,
+            1,
+            epi.bias,
+            kw["Z"],
+            kw["z_scale"],
+            kw["y_scale"],
+            kw["activation"],
+            kw["output_dtype"],
+        )
+        out_t = np_dtype(y_type)
+        d_y = rt.poisoned(m * n * out_t.itemsize)
+        st = lib.fp8ort_epilogue_apply(rt.to_device(acc), ld, m, n, epi.struct, d_y, None)
+        assert st == OK, lib.fp8ort_gpu_last_error()
+        got = rt.from_device(d_y, (m, n), out_t)
+        bits = np.uint8 if out_t.itemsize == 1 else np.uint16 if out_t.itemsize == 2 else np.uint32
+        diff = np.flatnonzero(got.view(bits) != want.view(bits))
+        assert diff.size == 0, f"{size} z={z_type}: {diff.size} outputs differ, first at {diff[:4]}"

@@ -100,6 +100,21 @@ def test_matmul_on_cuda_ep(rows, rng, library):
     _check(got, reference.fp8_matmul(**inputs, output_dtype=TensorProto.FLOAT16, transB=1))
 
 
+@pytest.mark.parametrize("k", [512, 520], ids=["k512_blaslt", "k520_fallback"])
+def test_large_matmul_on_cuda_ep(k, rng, library):
+    """M*N*K >= 2^27 takes the cuBLASLt route where it is available (K=512); K=520 (not a multiple of 16) is refused
+    by it and falls back to fp8ort's own GEMM without an error. Both must match the reference."""
+    rows, n = 512, 512
+    a = activations(rng, (rows, k), 0.05, np.float16)
+    b, bs = fp8_weights(rng, (n, k), axis=0)
+    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": bs,
+              "C": rng.standard_normal(n).astype(np.float32)}
+    attrs = dict(output_dtype=TensorProto.FLOAT16, transB=1, activation="Relu")
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], **attrs)
+    got = ops.run(_gpu_session(model, library), {"A": a})[0]
+    _check(got, reference.fp8_matmul(**inputs, **attrs))
+
+
 def test_quantize_dequantize_on_cuda_ep(rng, library):
     x = (rng.standard_normal(100_003) * 500).astype(np.float32)
     scale = np.float32(0.7)

@@ -1,0 +1,375 @@
+// The vendor BLAS-Lt route of the FP8 GEMM on NVIDIA: cuBLASLt sums, fp8ort applies its own epilogue.
+//
+// libcublasLt.so.13 (or .so.12) is opened at run time, so libfp8ort loads and runs everywhere without it.
+// cuBLASLt computes only the float32 accumulator D = A . packed^T (FP8 inputs, float32 compute, partial sums
+// promoted to float32: no fast accumulation, alpha 1, no scales, no cuBLASLt epilogue) into caller scratch;
+// epilogue_apply_kernel (fp8_epilogue_apply.hip) then applies fp8_epilogue.h's epilogue to D. The result matches
+// the reference up to the order of accumulation, like fp8ort_gemm's.
+//
+// Layout: fp8ort's operands are row-major A[M, K] and packed[N, K]; cuBLASLt is column-major. Row-major
+// D[M, N] is column-major D^T[N, M] = packed . A^T, so cuBLASLt's A is the packed weight (stored K x N, ld K,
+// transposed) and its B our A (stored K x M, ld K, not transposed): the "TN" form its FP8 kernels require,
+// with m = N, n = M, k = K. D's leading dimension is N rounded up to 4 floats, so every row starts 16-byte aligned.
+//
+// Host code only (built by nvcc for the CUDA runtime headers); CUDA builds only. Never throws, never synchronizes,
+// never allocates device memory: the cuBLASLt handle is created once per device, the chosen algorithm is cached
+// per problem; descriptors are made per call (host objects).
+#include <dlfcn.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "fp8_blaslt_api.h"
+#include "fp8_epilogue_apply.h"
+
+namespace fp8ort {
+namespace {
+
+constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's own scratch (NVIDIA suggests 32 MiB on Hopper)
+constexpr size_t kScratchAlign = 256;
+constexpr uint32_t kMaxOperandAlign = 256;
+constexpr int64_t kAccRowAlignFloats = 4;  // 16 bytes
+constexpr int kMinArch = 89;               // FP8 tensor cores: Ada (sm_89) and newer
+constexpr int kMaxDevices = 64;
+constexpr int kHeuristicAlgos = 4;         // candidates asked for; the first that runs is kept
+constexpr size_t kMaxCachedProblems = 4096;
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+int64_t acc_ld(int64_t n) { return (n + kAccRowAlignFloats - 1) / kAccRowAlignFloats * kAccRowAlignFloats; }
+
+// Largest power of two (up to 256) that divides the address.
+uint32_t alignment_of(const void* p) {
+    const uintptr_t v = reinterpret_cast<uintptr_t>(p);
+    uint32_t a = kMaxOperandAlign;
+    while (a > 1 && (v % a) != 0) a /= 2;
+    return a;
+}
+
+const char* lt_status_name(lt::status_t s) {
+    switch (s) {
+        case lt::kStatusSuccess: return "CUBLAS_STATUS_SUCCESS";
+        case lt::kStatusNotInitialized: return "CUBLAS_STATUS_NOT_INITIALIZED";
+        case lt::kStatusAllocFailed: return "CUBLAS_STATUS_ALLOC_FAILED";
+        case lt::kStatusInvalidValue: return "CUBLAS_STATUS_INVALID_VALUE";
+        case lt::kStatusArchMismatch: return "CUBLAS_STATUS_ARCH_MISMATCH";
+        case lt::kStatusMappingError: return "CUBLAS_STATUS_MAPPING_ERROR";
+        case lt::kStatusExecutionFailed: return "CUBLAS_STATUS_EXECUTION_FAILED";
+        case lt::kStatusInternalError: return "CUBLAS_STATUS_INTERNAL_ERROR";
+        case lt::kStatusNotSupported: return "CUBLAS_STATUS_NOT_SUPPORTED";
+        case lt::kStatusLicenseError: return "CUBLAS_STATUS_LICENSE_ERROR";
+    }
+    return "unknown cuBLAS status";
+}
+
+// Refusals that mean "this configuration has no cuBLASLt kernel", as opposed to a failure.
+bool lt_refused(lt::status_t s) { return s == lt::kStatusNotSupported || s == lt::kStatusArchMismatch; }
+
+// ---- the library, opened once per process and never closed ----
+struct lt_library {
+    bool loaded = false;
+    char why[384] = "";  // why it is not loaded
+    size_t version = 0;  // cublasLtGetVersion(): major * 10000 + minor * 100 + patch
+    lt::pfn_create create = nullptr;
+    lt::pfn_get_version get_version = nullptr;
+    lt::pfn_matmul_desc_create desc_create = nullptr;
+    lt::pfn_matmul_desc_destroy desc_destroy = nullptr;
+    lt::pfn_matmul_desc_set_attribute desc_set = nullptr;
+    lt::pfn_matrix_layout_create layout_create = nullptr;
+    lt::pfn_matrix_layout_destroy layout_destroy = nullptr;
+    lt::pfn_preference_create pref_create = nullptr;
+    lt::pfn_preference_destroy pref_destroy = nullptr;
+    lt::pfn_preference_set_attribute pref_set = nullptr;
+    lt::pfn_algo_get_heuristic heuristic = nullptr;
+    lt::pfn_matmul matmul = nullptr;
+};
+
+template <typename Fn>
+bool resolve(void* so, const char* name, Fn* out, lt_library& lib) {
+    *out = reinterpret_cast<Fn>(dlsym(so, name));
+    if (*out == nullptr) snprintf(lib.why, sizeof(lib.why), "cuBLASLt library lacks %s; install a newer cuBLAS", name);
+    return *out != nullptr;
+}
+
+lt_library open_library() {
+    lt_library lib;
+    static const char* const kNames[] = {"libcublasLt.so.13", "libcublasLt.so.12"};
+    void* so = nullptr;
+    char err[192] = "";  // why the first (newest) soname did not load; dlerror()'s buffer is reused, so copy it
+    for (const char* name : kNames) {
+        so = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (so) break;
+        const char* e = dlerror();
+        if (e && !err[0]) snprintf(err, sizeof(err), "%s", e);
+    }
+    if (!so) {
+        snprintf(lib.why, sizeof(lib.why),
+                 "cuBLASLt not found (libcublasLt.so.13/.12): %s; install cuBLAS (the CUDA toolkit, or pip install "
+                 "nvidia-cublas) where the dynamic loader finds it (ld.so.conf or LD_LIBRARY_PATH)", err);
+        return lib;
+    }
+    const bool all = resolve(so, "cublasLtCreate", &lib.create, lib) &&
+                     resolve(so, "cublasLtGetVersion", &lib.get_version, lib) &&
+                     resolve(so, "cublasLtMatmulDescCreate", &lib.desc_create, lib) &&
+                     resolve(so, "cublasLtMatmulDescDestroy", &lib.desc_destroy, lib) &&
+                     resolve(so, "cublasLtMatmulDescSetAttribute", &lib.desc_set, lib) &&
+                     resolve(so, "cublasLtMatrixLayoutCreate", &lib.layout_create, lib) &&
+                     resolve(so, "cublasLtMatrixLayoutDestroy", &lib.layout_destroy, lib) &&
+                     resolve(so, "cublasLtMatmulPreferenceCreate", &lib.pref_create, lib) &&
+                     resolve(so, "cublasLtMatmulPreferenceDestroy", &lib.pref_destroy, lib) &&
+                     resolve(so, "cublasLtMatmulPreferenceSetAttribute", &lib.pref_set, lib) &&
+                     resolve(so, "cublasLtMatmulAlgoGetHeuristic", &lib.heuristic, lib) &&
+                     resolve(so, "cublasLtMatmul", &lib.matmul, lib);
+    if (!all) return lib;  // the handle stays open: harmless, and closing could unload a library ORT also uses
+    lib.version = lib.get_version();
+    if (lib.version < 120000) {
+        snprintf(lib.why, sizeof(lib.why), "cuBLASLt %zu is too old for FP8 GEMMs; install cuBLAS 12 or 13",
+                 lib.version);
+        return lib;
+    }
+    lib.loaded = true;
+    return lib;
+}
+
+const lt_library& library() {
+    static const lt_library lib = open_library();  // thread-safe one-time initialization
+    return lib;
+}
+
+// ---- the device: compute capability and one cuBLASLt handle per device ----
+fp8ort_status device_arch(const char* op, int* dev, int* arch) {
+    static std::atomic<int> cache[kMaxDevices];
+    const hipError_t err = hipGetDevice(dev);
+    if (err != hipSuccess) return fail(FP8ORT_DEVICE_ERROR, "%s: cudaGetDevice: %s", op, hipGetErrorString(err));
+    if (*dev < 0 || *dev >= kMaxDevices)
+        return fail(FP8ORT_UNSUPPORTED, "%s: device %d is beyond the %d devices this route handles", op, *dev, kMaxDevices);
+    int known = cache[*dev].load();
+    if (known == 0) {
+        int major = 0, minor = 0;
+        hipError_t e = hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, *dev);
+        if (e == hipSuccess) e = hipDeviceGetAttribute(&minor, hipDeviceAttributeComputeCapabilityMinor, *dev);
+        if (e != hipSuccess)
+            return fail(FP8ORT_DEVICE_ERROR, "%s: compute capability of device %d: %s", op, *dev, hipGetErrorString(e));
+        known = major * 10 + minor;
+        cache[*dev].store(known);
+    }
+    *arch = known;
+    return FP8ORT_OK;
+}
+
+// Library loaded and the current device has FP8 tensor cores.
+fp8ort_status route_usable(const char* op, int* dev) {
+    const lt_library& lib = library();
+    if (!lib.loaded) return fail(FP8ORT_UNSUPPORTED, "%s: %s", op, lib.why);
+    int arch = 0;
+    FP8ORT_TRY(device_arch(op, dev, &arch));
+    if (arch < kMinArch)
+        return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt FP8 GEMMs need compute capability 8.9 or newer, this GPU is %d.%d",
+                    op, arch / 10, arch % 10);
+    return FP8ORT_OK;
+}
+
+std::mutex g_handle_mutex;
+lt::handle_t g_handles[kMaxDevices] = {};
+
+// The handle of device `dev` (current), created on first use and kept for the process lifetime. cuBLASLt handles
+// hold no stream or workspace, so threads share them.
+fp8ort_status device_handle(const char* op, int dev, lt::handle_t* out) {
+    std::lock_guard<std::mutex> lock(g_handle_mutex);
+    if (!g_handles[dev]) {
+        lt::handle_t h = nullptr;
+        const lt::status_t st = library().create(&h);
+        if (st != lt::kStatusSuccess || !h)
+            return fail(FP8ORT_DEVICE_ERROR, "%s: cublasLtCreate failed on device %d: %s", op, dev, lt_status_name(st));
+        g_handles[dev] = h;
+    }
+    *out = g_handles[dev];
+    return FP8ORT_OK;
+}
+
+// ---- per-call descriptors, released on every path ----
+struct lt_descriptors {
+    const lt_library& lib;
+    lt::matmul_desc_t desc = nullptr;
+    lt::matrix_layout_t a = nullptr, b = nullptr, d = nullptr;
+    lt::preference_t pref = nullptr;
+    explicit lt_descriptors(const lt_library& l) : lib(l) {}
+    lt_descriptors(const lt_descriptors&) = delete;
+    lt_descriptors& operator=(const lt_descriptors&) = delete;
+    ~lt_descriptors() {
+        if (pref) lib.pref_destroy(pref);
+        if (d) lib.layout_destroy(d);
+        if (b) lib.layout_destroy(b);
+        if (a) lib.layout_destroy(a);
+        if (desc) lib.desc_destroy(desc);
+    }
+};
+
+fp8ort_status lt_check(const char* op, const char* what, lt::status_t st) {
+    if (st == lt::kStatusSuccess) return FP8ORT_OK;
+    return fail(FP8ORT_DEVICE_ERROR, "%s: %s failed: %s", op, what, lt_status_name(st));
+}
+
+struct problem {
+    const void* a;        // fp8ort's A [M, K]: cuBLASLt's B
+    const void* b_packed; // fp8ort's packed weight [N, K]: cuBLASLt's A
+    lt::data_type_t type;
+    int64_t m, n, k, ld_acc;
+    float* acc;
+    void* lt_workspace;
+};
+
+fp8ort_status describe(const char* op, const problem& p, lt_descriptors& ds) {
+    const lt_library& lib = ds.lib;
+    FP8ORT_TRY(lt_check(op, "cublasLtMatmulDescCreate", lib.desc_create(&ds.desc, lt::kCompute32F, lt::kR32F)));
+    const int32_t trans_a = lt::kOpT, trans_b = lt::kOpN;
+    const int8_t fast_accum = 0;
+    const uint32_t epilogue = lt::kEpilogueDefault;
+    FP8ORT_TRY(lt_check(op, "set TRANSA", lib.desc_set(ds.desc, lt::kDescTransA, &trans_a, sizeof(trans_a))));
+    FP8ORT_TRY(lt_check(op, "set TRANSB", lib.desc_set(ds.desc, lt::kDescTransB, &trans_b, sizeof(trans_b))));
+    FP8ORT_TRY(lt_check(op, "set FAST_ACCUM", lib.desc_set(ds.desc, lt::kDescFastAccum, &fast_accum, sizeof(fast_accum))));
+    FP8ORT_TRY(lt_check(op, "set EPILOGUE", lib.desc_set(ds.desc, lt::kDescEpilogue, &epilogue, sizeof(epilogue))));
+    const uint64_t k = static_cast<uint64_t>(p.k), n = static_cast<uint64_t>(p.n), m = static_cast<uint64_t>(p.m);
+    FP8ORT_TRY(lt_check(op, "cublasLtMatrixLayoutCreate (weight)", lib.layout_create(&ds.a, p.type, k, n, p.k)));
+    FP8ORT_TRY(lt_check(op, "cublasLtMatrixLayoutCreate (A)", lib.layout_create(&ds.b, p.type, k, m, p.k)));
+    FP8ORT_TRY(lt_check(op, "cublasLtMatrixLayoutCreate (D)", lib.layout_create(&ds.d, lt::kR32F, n, m, p.ld_acc)));
+    FP8ORT_TRY(lt_check(op, "cublasLtMatmulPreferenceCreate", lib.pref_create(&ds.pref)));
+    const uint64_t ws = kLtWorkspaceBytes;
+    const uint32_t align_w = alignment_of(p.b_packed), align_a = alignment_of(p.a), align_d = kMaxOperandAlign;
+    FP8ORT_TRY(lt_check(op, "set MAX_WORKSPACE_BYTES", lib.pref_set(ds.pref, lt::kPrefMaxWorkspaceBytes, &ws, sizeof(ws))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_A", lib.pref_set(ds.pref, lt::kPrefMinAlignmentA, &align_w, sizeof(align_w))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_B", lib.pref_set(ds.pref, lt::kPrefMinAlignmentB, &align_a, sizeof(align_a))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_C", lib.pref_set(ds.pref, lt::kPrefMinAlignmentC, &align_d, sizeof(align_d))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_D", lib.pref_set(ds.pref, lt::kPrefMinAlignmentD, &align_d, sizeof(align_d))));
+    return FP8ORT_OK;
+}
+
+lt::status_t launch_matmul(lt::handle_t h, const lt_descriptors& ds, const problem& p, const lt::matmul_algo& algo,
+                           hipStream_t stream) {
+    const float alpha = 1.0f, beta = 0.0f;  // host scalars (the default pointer mode); beta 0: C is not read
+    return ds.lib.matmul(h, ds.desc, &alpha, p.b_packed, ds.a, p.a, ds.b, &beta, p.acc, ds.d, p.acc, ds.d, &algo,
+                         p.lt_workspace, kLtWorkspaceBytes, static_cast<void*>(stream));
+}
+
+// The algorithm that ran for a problem, by (device, sizes, format, operand alignments).
+using algo_key = std::tuple<int, int64_t, int64_t, int64_t, int, uint32_t, uint32_t>;
+std::mutex g_algo_mutex;
+std::map<algo_key, lt::matmul_algo> g_algos;
+
+// Enqueue D = A . packed^T: a cached algorithm, or the heuristic's candidates in order until one runs.
+fp8ort_status run_matmul(const char* op, int dev, const problem& p, hipStream_t stream) {
+    const lt_library& lib = library();
+    lt::handle_t h = nullptr;
+    FP8ORT_TRY(device_handle(op, dev, &h));
+    lt_descriptors ds(lib);
+    FP8ORT_TRY(describe(op, p, ds));
+    const algo_key key{dev, p.m, p.n, p.k, p.type, alignment_of(p.a), alignment_of(p.b_packed)};
+    lt::matmul_algo cached;
+    bool have = false;
+    {
+        std::lock_guard<std::mutex> lock(g_algo_mutex);
+        auto it = g_algos.find(key);
+        if (it != g_algos.end()) {
+            cached = it->second;
+            have = true;
+        }
+    }
+    if (have) {
+        const lt::status_t st = launch_matmul(h, ds, p, cached, stream);
+        if (st == lt::kStatusSuccess) return FP8ORT_OK;
+        if (!lt_refused(st)) return lt_check(op, "cublasLtMatmul", st);
+        // refused now (cannot happen for the same problem, but then ask the heuristic again)
+    }
+    lt::heuristic_result results[kHeuristicAlgos] = {};
+    int found = 0;
+    const lt::status_t hs = lib.heuristic(h, ds.desc, ds.a, ds.b, ds.d, ds.d, ds.pref, kHeuristicAlgos, results, &found);
+    const char* type_name = p.type == lt::kR8F_E4M3 ? "float8e4m3fn" : "float8e5m2";
+    if (lt_refused(hs) || (hs == lt::kStatusSuccess && found <= 0))
+        return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt %zu has no %s GEMM for M=%lld N=%lld K=%lld on this GPU (%s)", op,
+                    lib.version, type_name, static_cast<long long>(p.m), static_cast<long long>(p.n),
+                    static_cast<long long>(p.k), hs == lt::kStatusSuccess ? "no algorithm found" : lt_status_name(hs));
+    FP8ORT_TRY(lt_check(op, "cublasLtMatmulAlgoGetHeuristic", hs));
+    lt::status_t last = lt::kStatusNotSupported;
+    for (int i = 0; i < found && i < kHeuristicAlgos; ++i) {
+        if (results[i].state != lt::kStatusSuccess) continue;
+        last = launch_matmul(h, ds, p, results[i].algo, stream);
+        if (last == lt::kStatusSuccess) {
+            std::lock_guard<std::mutex> lock(g_algo_mutex);
+            if (g_algos.size() >= kMaxCachedProblems) g_algos.clear();
+            g_algos[key] = results[i].algo;
+            return FP8ORT_OK;
+        }
+        if (last == lt::kStatusExecutionFailed) break;  // a launch failed: a device problem, not this algorithm
+    }
+    if (lt_refused(last))
+        return fail(FP8ORT_UNSUPPORTED, "%s: none of cuBLASLt's %d %s algorithms runs M=%lld N=%lld K=%lld (%s)", op,
+                    found, type_name, static_cast<long long>(p.m), static_cast<long long>(p.n),
+                    static_cast<long long>(p.k), lt_status_name(last));
+    return lt_check(op, "cublasLtMatmul", last);
+}
+
+}  // namespace
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, int64_t k) {
+    if (m <= 0 || n <= 0 || k <= 0) return 0;
+    const size_t row_bytes = static_cast<size_t>(acc_ld(n)) * sizeof(float);
+    if (static_cast<size_t>(m) > (SIZE_MAX - 4 * kScratchAlign - kLtWorkspaceBytes) / row_bytes) return SIZE_MAX;
+    // D aligned up inside the buffer, then cuBLASLt's workspace aligned up after D
+    return kScratchAlign + round_up(static_cast<size_t>(m) * row_bytes, kScratchAlign) + kLtWorkspaceBytes;
+}
+
+extern "C" int fp8ort_blaslt_available(void) {
+    int dev = 0;
+    if (route_usable("fp8ort_blaslt_available", &dev) != FP8ORT_OK) return 0;
+    ok();
+    return 1;
+}
+
+extern "C" fp8ort_status fp8ort_gemm_blaslt(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m,
+                                            int64_t n, int64_t k, const fp8ort_epilogue* epilogue, void* y,
+                                            void* workspace, size_t workspace_bytes, void* stream) {
+    const char* op = "fp8ort_gemm_blaslt";
+    // arguments first: the same call is refused the same way on every machine
+    if (!is_fp8_type(format)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: format %s is not FP8", op, dtype_name(format));
+    if (m < 0 || n <= 0 || k <= 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: M=%lld N=%lld K=%lld: N and K must be positive", op,
+                    static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
+    if (m > 0 && (!a || !b_packed)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: A and the packed weight must not be NULL", op);
+    epilogue_args ep;
+    FP8ORT_TRY(make_epilogue_args(op, epilogue, n, y, n, &ep));
+    if (m == 0) return ok();
+    const size_t need = fp8ort_gemm_blaslt_workspace_bytes(m, n, k);
+    if (!workspace || workspace_bytes < need)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: the workspace has %zu bytes, M=%lld N=%lld K=%lld need %zu "
+                    "(fp8ort_gemm_blaslt_workspace_bytes)", op, workspace ? workspace_bytes : size_t{0},
+                    static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), need);
+
+    // then what this route can run
+    int dev = 0;
+    FP8ORT_TRY(route_usable(op, &dev));
+    lt::data_type_t type;
+    if (format == FP8ORT_E4M3FN) type = lt::kR8F_E4M3;
+    else if (format == FP8ORT_E5M2) type = lt::kR8F_E5M2;
+    else return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt multiplies float8e4m3fn and float8e5m2, not %s", op, dtype_name(format));
+    if (k % 16 != 0)
+        return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt FP8 GEMMs need K %% 16 == 0, K is %lld", op, static_cast<long long>(k));
+    if (alignment_of(a) < 16 || alignment_of(b_packed) < 16)
+        return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt FP8 GEMMs need 16-byte aligned operands (A %p, packed weight %p)",
+                    op, a, b_packed);
+
+    const uintptr_t base = reinterpret_cast<uintptr_t>(workspace);
+    const uintptr_t acc_at = round_up(base, kScratchAlign);
+    const int64_t ld_acc = acc_ld(n);
+    const uintptr_t lt_at = round_up(acc_at + static_cast<size_t>(m) * static_cast<size_t>(ld_acc) * sizeof(float),
+                                     kScratchAlign);
+    problem p{a, b_packed, type, m, n, k, ld_acc, reinterpret_cast<float*>(acc_at), reinterpret_cast<void*>(lt_at)};
+    const hipStream_t s = as_stream(stream);
+    FP8ORT_TRY(run_matmul(op, dev, p, s));
+    FP8ORT_TRY(launch_epilogue_apply(p.acc, ld_acc, m, n, ep, s, op));
+    return ok();
+}

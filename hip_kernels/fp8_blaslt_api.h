@@ -1,0 +1,116 @@
+// The part of cuBLASLt's C ABI that fp8_blaslt.cc uses, declared here because no cuBLASLt header exists where
+// fp8ort is built: libcublasLt is opened at run time (dlopen), never linked. The values are those of
+// cublasLt.h / cublas_api.h / library_types.h (CUDA 12 and 13 agree on all of them);
+// tests/gpu/check_blaslt_abi.sh checks every one against the real headers where they are installed.
+// Plain C++17, no CUDA header needed: a stream is passed as the pointer that cudaStream_t is.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace fp8ort {
+namespace lt {
+
+// Opaque objects: cuBLASLt hands out pointers to them.
+struct context;            // cublasLtContext
+struct matmul_desc_obj;    // cublasLtMatmulDescOpaque_t
+struct matrix_layout_obj;  // cublasLtMatrixLayoutOpaque_t
+struct preference_obj;     // cublasLtMatmulPreferenceOpaque_t
+using handle_t = context*;
+using matmul_desc_t = matmul_desc_obj*;
+using matrix_layout_t = matrix_layout_obj*;
+using preference_t = preference_obj*;
+
+// C enums are int-sized.
+using status_t = int;        // cublasStatus_t
+using compute_type_t = int;  // cublasComputeType_t
+using data_type_t = int;     // cudaDataType
+using desc_attr_t = int;     // cublasLtMatmulDescAttributes_t
+using pref_attr_t = int;     // cublasLtMatmulPreferenceAttributes_t
+
+// cublasStatus_t
+constexpr status_t kStatusSuccess = 0;
+constexpr status_t kStatusNotInitialized = 1;
+constexpr status_t kStatusAllocFailed = 3;
+constexpr status_t kStatusInvalidValue = 7;
+constexpr status_t kStatusArchMismatch = 8;
+constexpr status_t kStatusMappingError = 11;
+constexpr status_t kStatusExecutionFailed = 13;
+constexpr status_t kStatusInternalError = 14;
+constexpr status_t kStatusNotSupported = 15;
+constexpr status_t kStatusLicenseError = 16;
+
+// cublasOperation_t (stored in the descriptor as int32_t)
+constexpr int32_t kOpN = 0;
+constexpr int32_t kOpT = 1;
+
+// cublasComputeType_t: float32 accumulation
+constexpr compute_type_t kCompute32F = 68;
+
+// cudaDataType
+constexpr data_type_t kR32F = 0;
+constexpr data_type_t kR8F_E4M3 = 28;
+constexpr data_type_t kR8F_E5M2 = 29;
+
+// cublasLtMatmulDescAttributes_t
+constexpr desc_attr_t kDescTransA = 3;      // int32_t cublasOperation_t
+constexpr desc_attr_t kDescTransB = 4;      // int32_t cublasOperation_t
+constexpr desc_attr_t kDescEpilogue = 7;    // uint32_t cublasLtEpilogue_t
+constexpr desc_attr_t kDescFastAccum = 25;  // int8_t, 0 = promote partial sums to float32 (the default)
+
+// cublasLtEpilogue_t: no epilogue
+constexpr uint32_t kEpilogueDefault = 1;
+
+// cublasLtMatmulPreferenceAttributes_t
+constexpr pref_attr_t kPrefMaxWorkspaceBytes = 1;  // uint64_t
+constexpr pref_attr_t kPrefMinAlignmentA = 5;      // uint32_t bytes (default 256)
+constexpr pref_attr_t kPrefMinAlignmentB = 6;
+constexpr pref_attr_t kPrefMinAlignmentC = 7;
+constexpr pref_attr_t kPrefMinAlignmentD = 8;
+
+// cublasLtMatmulAlgo_t: a plain 64-byte value, copied freely.
+struct matmul_algo {
+    uint64_t data[8];
+};
+
+// cublasLtMatmulHeuristicResult_t
+struct heuristic_result {
+    matmul_algo algo;
+    size_t workspace_size;
+    status_t state;
+    float waves_count;
+    int reserved[4];
+};
+static_assert(sizeof(matmul_algo) == 64, "cublasLtMatmulAlgo_t is 8 x uint64_t");
+static_assert(sizeof(heuristic_result) == 96, "cublasLtMatmulHeuristicResult_t layout");
+static_assert(offsetof(heuristic_result, workspace_size) == 64 && offsetof(heuristic_result, state) == 72 &&
+                  offsetof(heuristic_result, waves_count) == 76 && offsetof(heuristic_result, reserved) == 80,
+              "cublasLtMatmulHeuristicResult_t field offsets");
+
+// The functions, as pointer types; each `pfn_x` is resolved from the symbol `cublasLtX`.
+extern "C" {
+using pfn_create = status_t (*)(handle_t* handle);
+using pfn_get_version = size_t (*)(void);
+using pfn_matmul_desc_create = status_t (*)(matmul_desc_t* desc, compute_type_t compute, data_type_t scale_type);
+using pfn_matmul_desc_destroy = status_t (*)(matmul_desc_t desc);
+using pfn_matmul_desc_set_attribute = status_t (*)(matmul_desc_t desc, desc_attr_t attr, const void* buf,
+                                                   size_t bytes);
+using pfn_matrix_layout_create = status_t (*)(matrix_layout_t* layout, data_type_t type, uint64_t rows,
+                                              uint64_t cols, int64_t ld);
+using pfn_matrix_layout_destroy = status_t (*)(matrix_layout_t layout);
+using pfn_preference_create = status_t (*)(preference_t* pref);
+using pfn_preference_destroy = status_t (*)(preference_t pref);
+using pfn_preference_set_attribute = status_t (*)(preference_t pref, pref_attr_t attr, const void* buf,
+                                                  size_t bytes);
+using pfn_algo_get_heuristic = status_t (*)(handle_t handle, matmul_desc_t desc, matrix_layout_t a,
+                                            matrix_layout_t b, matrix_layout_t c, matrix_layout_t d,
+                                            preference_t pref, int requested, heuristic_result* results,
+                                            int* returned);
+using pfn_matmul = status_t (*)(handle_t handle, matmul_desc_t desc, const void* alpha, const void* a,
+                                matrix_layout_t a_layout, const void* b, matrix_layout_t b_layout, const void* beta,
+                                const void* c, matrix_layout_t c_layout, void* d, matrix_layout_t d_layout,
+                                const matmul_algo* algo, void* workspace, size_t workspace_bytes, void* stream);
+}
+
+}  // namespace lt
+}  // namespace fp8ort

@@ -1,0 +1,12 @@
+// The epilogue as a kernel of its own, over float32 accumulators another library produced (the cuBLASLt route).
+#pragma once
+
+#include "fp8_epilogue.h"
+
+namespace fp8ort {
+
+// Y = epilogue(acc) for acc[m, n] with row stride ld_acc (elements); `ep` from make_epilogue_args (ld = n).
+fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const epilogue_args& ep,
+                                    hipStream_t stream, const char* op);
+
+}  // namespace fp8ort
