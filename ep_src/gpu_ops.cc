@@ -3,7 +3,7 @@
 // Everything runs on ORT's compute stream: weights are packed on the first run (stream-ordered, no host sync),
 // scratch memory comes from the EP's allocator, scales stay in device memory.
 // FP8MatMul takes the vendor BLAS-Lt GEMM (cuBLASLt) for large problems where it runs, our own GEMM otherwise;
-// FP8ORT_GEMM_BACKEND=ours|blaslt|auto overrides that choice.
+// FP8ORT_GEMM_BACKEND=ours|blaslt|auto picks (default ours until the cuBLASLt route has run on a GPU).
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -128,8 +128,10 @@ enum class GemmBackend { kAuto, kOurs, kBlasLt, kInvalid };
 GemmBackend gemm_backend() {
   static const GemmBackend backend = [] {
     const char* v = std::getenv("FP8ORT_GEMM_BACKEND");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return GemmBackend::kAuto;
-    if (std::strcmp(v, "ours") == 0) return GemmBackend::kOurs;
+    // Default: our GEMM. The cuBLASLt route has compiled and passed its host-side checks but has not yet run on a
+    // GPU, so it is opt-in (auto or blaslt) until it has.
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "ours") == 0) return GemmBackend::kOurs;
+    if (std::strcmp(v, "auto") == 0) return GemmBackend::kAuto;
     if (std::strcmp(v, "blaslt") == 0) return GemmBackend::kBlasLt;
     return GemmBackend::kInvalid;
   }();
