@@ -154,7 +154,7 @@ __device__ __forceinline__ void quantize4(const float (&v)[4], float scale, uint
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
 // parallelism: the epilogue runs with few warps per multiprocessor.
 template <int Y>
-__device__ __forceinline__ void epilogue_rows(const epilogue_args& p, const epilogue_scalars& sc, const float* s, int ld_s,
+__device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, const epilogue_scalars& sc, const float* s, int ld_s,
                                               int r_begin, int r_end, int r_step, int c, int count, int64_t row0,
                                               int64_t gcol, const column_consts (&cc)[4], bool vec_y, bool vec_z) {
 #pragma unroll 4
