@@ -51,13 +51,18 @@ struct conv_source_t {
         iy0[slot] = (p / out_w) * stride_h - pad_top;
         ix0[slot] = (p % out_w) * stride_w - pad_left;
     }
+    // k index -> (channel, kernel row, kernel column)
+    __device__ __forceinline__ void decode(int kk, int& c, int& ky, int& kx) const {
+        const int tap = static_cast<int>(by_group_c.div(static_cast<uint32_t>(kk)));
+        c = kk - tap * group_c;
+        ky = static_cast<int>(by_kernel_w.div(static_cast<uint32_t>(tap)));
+        kx = tap - ky * kernel_w;
+    }
     // address of (row of `slot`, k index kk) or nullptr for padding / past the end
     __device__ __forceinline__ const uint8_t* at(int slot, int kk) const {
         if (!live[slot] || kk >= k) return nullptr;
-        const int tap = static_cast<int>(by_group_c.div(static_cast<uint32_t>(kk)));
-        const int c = kk - tap * group_c;
-        const int ky = static_cast<int>(by_kernel_w.div(static_cast<uint32_t>(tap)));
-        const int kx = tap - ky * kernel_w;
+        int c, ky, kx;
+        decode(kk, c, ky, kx);
         const int iy = iy0[slot] + ky * dilation_h;
         const int ix = ix0[slot] + kx * dilation_w;
         if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w) return nullptr;
@@ -71,10 +76,8 @@ struct conv_source_t {
     // 16 consecutive k of one row, any group_c: decode (tap, c) once, then walk channels and taps.
     __device__ void bytes16(int slot, int64_t, int64_t kk0, uint8_t (&out)[16]) const {
         int kk = static_cast<int>(kk0);
-        int tap = static_cast<int>(by_group_c.div(static_cast<uint32_t>(kk < k ? kk : 0)));
-        int c = kk - tap * group_c;
-        int ky = static_cast<int>(by_kernel_w.div(static_cast<uint32_t>(tap)));
-        int kx = tap - ky * kernel_w;
+        int c, ky, kx;
+        decode(kk < k ? kk : 0, c, ky, kx);
         const uint8_t* pixel = nullptr;
         bool fresh = true;
 #pragma unroll

@@ -55,20 +55,27 @@ __device__ __forceinline__ column_consts load_column(const epilogue_args& p, int
     return c;
 }
 
-// Apply the epilogue to one accumulator and store it at (row, col) (col is the global output column).
-__device__ __forceinline__ void epilogue_store(const epilogue_args& p, const column_consts& c, float acc, int64_t row,
-                                               int64_t col) {
+// The float32 value of one output before its cast: z is Z's element already scaled by z_scale (unused without Z).
+__device__ __forceinline__ float epilogue_value(const epilogue_args& p, const column_consts& c, float acc, float z) {
     float y = fp8ort_add_rn(acc, 0.0f);  // an all-(-0) sum is +0, as in the reference
     y = fp8ort_mul_rn(y, c.scale);
     if (p.bias) y = fp8ort_add_rn(y, c.bias);
-    const int64_t idx = row * p.ld + col;
-    if (p.z) {
-        float z = is_fp8_type(p.z_type) ? decode_any(static_cast<const uint8_t*>(p.z)[idx], p.z_type)
-                                        : load_hp(p.z, idx, p.z_type);
-        if (p.z_scale) z = fp8ort_mul_rn(z, *p.z_scale);
-        y = fp8ort_add_rn(y, z);
-    }
+    if (p.z) y = fp8ort_add_rn(y, z);
     if (p.relu) y = y < 0.0f ? 0.0f : y;
+    return y;
+}
+
+// Apply the epilogue to one accumulator and store it at (row, col) (col is the global output column).
+__device__ __forceinline__ void epilogue_store(const epilogue_args& p, const column_consts& c, float acc, int64_t row,
+                                               int64_t col) {
+    const int64_t idx = row * p.ld + col;
+    float z = 0.0f;
+    if (p.z) {
+        z = is_fp8_type(p.z_type) ? decode_any(static_cast<const uint8_t*>(p.z)[idx], p.z_type)
+                                  : load_hp(p.z, idx, p.z_type);
+        if (p.z_scale) z = fp8ort_mul_rn(z, *p.z_scale);
+    }
+    const float y = epilogue_value(p, c, acc, z);
     switch (p.y_type) {
         case FP8ORT_FLOAT: static_cast<float*>(p.y)[idx] = y; break;
         case FP8ORT_FLOAT16: static_cast<uint16_t*>(p.y)[idx] = fp8ort_float_to_half_bits(y); break;
@@ -81,7 +88,7 @@ __device__ __forceinline__ void epilogue_store(const epilogue_args& p, const col
 // The matrix kernels write their float32 accumulators for a tile (or half a tile) to shared memory, then every
 // thread of the block takes 4 consecutive columns of one row at a time: the per-column constants are read once
 // per thread, the scalars once per block, Z is read and Y written 4 elements per access where alignment allows.
-// Each element goes through exactly the steps of epilogue_store, so both give the same bits.
+// Each element goes through epilogue_value, as in epilogue_store, so both give the same bits.
 
 struct epilogue_scalars {
     float z_scale;  // used only when p.z_scale is set
@@ -165,14 +172,7 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
         float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (p.z) load_z4(p, sc, idx, count, vec_z, z);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            float y = fp8ort_add_rn(v[e], 0.0f);  // an all-(-0) sum is +0, as in the reference
-            y = fp8ort_mul_rn(y, cc[e].scale);
-            if (p.bias) y = fp8ort_add_rn(y, cc[e].bias);
-            if (p.z) y = fp8ort_add_rn(y, z[e]);
-            if (p.relu) y = y < 0.0f ? 0.0f : y;
-            v[e] = y;
-        }
+        for (int e = 0; e < 4; ++e) v[e] = epilogue_value(p, cc[e], v[e], z[e]);
         if constexpr (Y == FP8ORT_FLOAT) {
             float* out = static_cast<float*>(p.y) + idx;
             if (vec_y) {
