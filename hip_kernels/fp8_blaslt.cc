@@ -358,6 +358,10 @@ extern "C" fp8ort_status fp8ort_gemm_blaslt(const void* a, const void* b_packed,
     else return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt multiplies float8e4m3fn and float8e5m2, not %s", op, dtype_name(format));
     if (k % 16 != 0)
         return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt FP8 GEMMs need K %% 16 == 0, K is %lld", op, static_cast<long long>(k));
+    // cuBLASLt 13.1 on an H200 found no FP8 algorithm for N = 257 (its M, the rows of D^T) and ran N = 16, 48, 256
+    if (n % 16 != 0)
+        return fail(FP8ORT_UNSUPPORTED, "%s: this route takes N %% 16 == 0 (cuBLASLt has no FP8 algorithm for other "
+                    "N), N is %lld", op, static_cast<long long>(n));
     if (alignment_of(a) < 16 || alignment_of(b_packed) < 16)
         return fail(FP8ORT_UNSUPPORTED, "%s: cuBLASLt FP8 GEMMs need 16-byte aligned operands (A %p, packed weight %p)",
                     op, a, b_packed);

@@ -143,7 +143,7 @@ __device__ __forceinline__ void quantize4(const float (&v)[4], float scale, uint
         constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
         float d[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) d[e] = fp8ort_div_rn(v[e], scale);
+        for (int e = 0; e < 4; ++e) d[e] = fp8ort_quotient_rn(v[e], scale);
         const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
         const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
         const uint32_t both = lo | (hi << 16);

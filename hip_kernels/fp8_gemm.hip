@@ -134,10 +134,25 @@ extern "C" fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b, int
 
 extern "C" void fp8ort_gemm_set_kernel_override(int which) { g_kernel_override.store(which); }
 
+// The sm90a variant for an override value (0 or 2: by K).
+sm90_variant sm90_variant_for(int which, int64_t k) {
+    switch (which) {
+        case 3: return sm90_variant::fast_accumulation;
+        case 4: return sm90_variant::one_block;
+        case 5: return sm90_variant::two_blocks;
+        default: return sm90_default_variant(k);
+    }
+}
+
 extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
     const int which = g_kernel_override.load();
-    if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k))
-        return which == 3 ? "wgmma_sm90a_fast_accum" : "wgmma_sm90a";
+    if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k)) {
+        switch (sm90_variant_for(which, k)) {
+            case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
+            case sm90_variant::two_blocks: return "wgmma_sm90a_2blocks";
+            default: return "wgmma_sm90a";
+        }
+    }
 #if defined(FP8ORT_CUDA)
     return "mma_sync";
 #else
@@ -161,11 +176,11 @@ extern "C" fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort
     const uint8_t* b8 = static_cast<const uint8_t*>(b_packed);
     const int which = g_kernel_override.load();
     const bool sm90 = device_is_sm90() && sm90_can_run(format, m, n, k);
-    if ((which == 2 || which == 3) && !sm90)
+    if (which >= 2 && !sm90)
         return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
                     "float8e4m3fn/e5m2 and K %% 16 == 0)", op);
     if (sm90 && which != 1) {
-        FP8ORT_TRY(launch_gemm_sm90(a8, b8, format, m, n, k, which == 3, ep, s));
+        FP8ORT_TRY(launch_gemm_sm90(a8, b8, format, m, n, k, sm90_variant_for(which, k), ep, s));
         return ok();
     }
     FP8ORT_TRY(core_supports(op, format));

@@ -9,16 +9,25 @@ namespace fp8ort {
 // Whether launch_gemm_sm90 takes this problem (format and alignment; the device is checked separately).
 bool sm90_can_run(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
 bool device_is_sm90();
-// fast_accumulation: accumulate all of K inside wgmma (about 14 bits kept, cuBLASLt's FAST_ACCUM) instead of
-// adding each 128-deep partial sum into float32 registers.
+// one_block: 128 x 128 tiles, one block per multiprocessor, a deep ring of stages; each 128-deep partial sum is
+// added into float32 registers (Hopper's FP8 wgmma keeps about 14 bits while it accumulates).
+// two_blocks: two blocks per multiprocessor so that one block's epilogue overlaps the other's work; for short K,
+// where the epilogue dominates. Same float32 promotion; 128 x 128 tiles when K <= 128, else 128 x 64.
+// fast_accumulation: 128 x 256 tiles accumulating all of K inside wgmma (cuBLASLt's FAST_ACCUM).
+enum class sm90_variant { one_block, two_blocks, fast_accumulation };
+// The variant fp8ort_gemm picks for K when no override asks for one.
+inline sm90_variant sm90_default_variant(int64_t k) {
+    return k <= 512 ? sm90_variant::two_blocks : sm90_variant::one_block;
+}
 fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_format format, int64_t m, int64_t n,
-                               int64_t k, bool fast_accumulation, const epilogue_args& ep, hipStream_t stream);
+                               int64_t k, sm90_variant variant, const epilogue_args& ep, hipStream_t stream);
 
 // The sm90a implicit-GEMM convolution: one group, in_c % 16 == 0, OCP formats, 16-byte aligned X and weight.
 bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w);
 fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
                                int64_t out_h, int64_t out_w, const epilogue_args& ep, hipStream_t stream);
-// fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation).
+// fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
+// 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor).
 int gemm_kernel_override();
 
 }  // namespace fp8ort

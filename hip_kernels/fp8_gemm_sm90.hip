@@ -23,11 +23,17 @@ constexpr int kThreadsSm90 = 384;
 constexpr int kGroupM = 8;  // tiles of M walked together, for L2 reuse of B
 constexpr int kABytes = kBm * kBk;
 
-template <int BN>
+// kBlocks 1: one block per multiprocessor, a producer warpgroup (setmaxnreg gives its registers to the consumers)
+// and a deep ring of stages, for long K. kBlocks 2: two blocks per multiprocessor, consumers in warpgroups 0 and 1
+// and a producer warp (warp 8), a short ring: for short K, where the tile epilogue dominates and one block's
+// epilogue then overlaps the other's loads and multiplies.
+template <int BN, int kBlocks = 1>
 struct sm90_tile {
-    static constexpr int kStages = BN == 256 ? 4 : 6;
+    static constexpr int kStages = kBlocks == 2 ? (BN == 64 ? 4 : 3) : (BN == 256 ? 4 : 6);
+    static constexpr int kThreads = kBlocks == 2 ? 288 : kThreadsSm90;
     static constexpr int kBBytes = BN * kBk;
     static constexpr size_t kSmem = static_cast<size_t>(kStages) * (kABytes + kBBytes) + 2 * kStages * 8 + 1024;
+    static_assert(kBlocks == 1 || kSmem * 2 + 2048 <= 228 * 1024, "two blocks fit one multiprocessor");
 };
 
 #if defined(FP8ORT_HAS_WGMMA_FP8)
@@ -153,7 +159,7 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-// The two consumer warpgroups (threads 128..383): wgmma over every k-tile as the stages fill, then the tile
+// The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
 template <fp8ort_fp8_format F, int BN, bool Promote, int kStages>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
@@ -213,17 +219,17 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
         }
     }
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    epilogue_tile<BN, 256>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, static_cast<int>(threadIdx.x) - 128);
+    epilogue_tile<BN, 256>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, consumer * 128 + t);
 }
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
-template <fp8ort_fp8_format F, int BN, bool Promote>
-__global__ void __launch_bounds__(kThreadsSm90, 1)
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
+__global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int64_t m,
                      int64_t n, int64_t k, epilogue_args ep) {
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-    using tile = sm90_tile<BN>;
+    using tile = sm90_tile<BN, kBlocks>;
     constexpr int kStages = tile::kStages;
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
@@ -252,9 +258,9 @@ __global__ void __launch_bounds__(kThreadsSm90, 1)
     __syncthreads();
 
     const int wg = threadIdx.x / 128;
-    if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (threadIdx.x == 0) {
+    if (wg == (kBlocks == 1 ? 0 : 2)) {  // the producer
+        if constexpr (kBlocks == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x % 128 == 0) {
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int s = kt % kStages;
                 if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
@@ -265,8 +271,9 @@ __global__ void __launch_bounds__(kThreadsSm90, 1)
         }
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
+    if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    consume_tiles<F, BN, Promote, kStages>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+                                           static_cast<int64_t>(tm) * kBm,
                                            ep.col_offset + static_cast<int64_t>(tn) * BN,
                                            m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
@@ -387,29 +394,35 @@ fp8ort_status make_map(CUtensorMap* map, const uint8_t* base, int64_t rows, int6
     return FP8ORT_OK;
 }
 
-template <fp8ort_fp8_format F, int BN, bool Promote>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
 fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, const epilogue_args& ep,
                            hipStream_t stream) {
-    using tile = sm90_tile<BN>;
+    using tile = sm90_tile<BN, kBlocks>;
     CUtensorMap map_a, map_b;
     FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
     FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
-    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote>,
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote, kBlocks>,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(tile::kSmem));
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a kernel"));
     const int64_t tiles = ((m + kBm - 1) / kBm) * ((n + BN - 1) / BN);
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
-    gemm_sm90_kernel<F, BN, Promote><<<static_cast<unsigned>(tiles), kThreadsSm90, tile::kSmem, stream>>>(
+    gemm_sm90_kernel<F, BN, Promote, kBlocks><<<static_cast<unsigned>(tiles), tile::kThreads, tile::kSmem, stream>>>(
         map_a, map_b, m, n, k, ep);
     return check_launch("fp8ort_gemm (wgmma_sm90a)");
 }
 
 template <fp8ort_fp8_format F>
-fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, bool fast_accumulation,
+fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, sm90_variant v,
                             const epilogue_args& ep, hipStream_t stream) {
-    if (fast_accumulation) return launch_typed<F, 256, false>(a, b, m, n, k, ep, stream);
-    return launch_typed<F, 128, true>(a, b, m, n, k, ep, stream);
+    switch (v) {
+        case sm90_variant::fast_accumulation: return launch_typed<F, 256, false, 1>(a, b, m, n, k, ep, stream);
+        case sm90_variant::two_blocks:
+            // one k-tile: no float32 promotion needed (the same sums), so the wide tile fits two blocks' registers
+            if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, stream);
+            return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, stream);
+        default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, stream);
+    }
 }
 
 template <fp8ort_fp8_format F, int BN>
@@ -450,11 +463,11 @@ bool sm90_can_run(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
 }
 
 fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_format format, int64_t m, int64_t n,
-                               int64_t k, bool fast_accumulation, const epilogue_args& ep, hipStream_t stream) {
+                               int64_t k, sm90_variant variant, const epilogue_args& ep, hipStream_t stream) {
     if ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) % 16)
         return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: A and the packed weight must be 16-byte aligned for the sm90a kernel");
-    if (format == FP8ORT_E5M2) return launch_format<FP8ORT_E5M2>(a, b, m, n, k, fast_accumulation, ep, stream);
-    return launch_format<FP8ORT_E4M3FN>(a, b, m, n, k, fast_accumulation, ep, stream);
+    if (format == FP8ORT_E5M2) return launch_format<FP8ORT_E5M2>(a, b, m, n, k, variant, ep, stream);
+    return launch_format<FP8ORT_E4M3FN>(a, b, m, n, k, variant, ep, stream);
 }
 
 bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
@@ -477,7 +490,7 @@ fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
 #else  // HIP: no Hopper kernel
 
 bool sm90_can_run(fp8ort_fp8_format, int64_t, int64_t, int64_t) { return false; }
-fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, int64_t, int64_t, int64_t, bool,
+fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, int64_t, int64_t, int64_t, sm90_variant,
                                const epilogue_args&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wgmma kernel exists only in NVIDIA sm90a builds");
 }

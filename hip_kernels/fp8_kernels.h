@@ -89,14 +89,15 @@ FP8ORT_GPU_API fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp
 FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
 /* Kernel choice (tests, benchmarks): 0 = automatic, 1 = the portable kernel, 2 = the sm90a kernel (refused if it
  * can't run), 3 = the sm90a kernel with fast accumulation (all of K summed inside wgmma, ~14 bits kept, as cuBLASLt's
- * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes). */
+ * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes),
+ * 4 = the sm90a kernel with one block per multiprocessor, 5 = with two (2 picks by K: two blocks for K <= 512). */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt, opened at run time; never linked) ----
  * cuBLASLt only accumulates: D[M, N] (float32 scratch) = A[M, K] . packed^T, FP8 inputs, float32 accumulation
  * without fast accumulation, alpha 1, no scales; fp8ort_epilogue_apply then runs fp8ort's own epilogue over D.
- * So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, A and the packed weight
- * 16-byte aligned, float8e4m3fn (float8e5m2 where cuBLASLt multiplies it), an sm_89+ GPU and libcublasLt.so.13
+ * So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, N % 16 == 0, A and the packed
+ * weight 16-byte aligned, float8e4m3fn (float8e5m2 where cuBLASLt multiplies it), an sm_89+ GPU and libcublasLt.so.13
  * or .so.12 loadable; otherwise FP8ORT_UNSUPPORTED (fall back to fp8ort_gemm). HIP builds: always unsupported. */
 /* Scratch bytes fp8ort_gemm_blaslt needs for these sizes (D plus cuBLASLt's own workspace; any alignment). */
 FP8ORT_GPU_API size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, int64_t k);

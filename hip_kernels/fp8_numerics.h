@@ -96,11 +96,22 @@ __device__ __forceinline__ float decode_fp8(uint8_t v) {
     return __uint_as_float(sign | f32);
 }
 
+// x / s rounded to nearest even, the quotient q() encodes. A zero x (half of all outputs after a ReLU) gets its
+// quotient without dividing: the correctly rounded division sends a zero numerator down its slow path, which made
+// the epilogue of a small-K GEMM twice as slow on an H200. Same values: +-0 with the sign of x xor s; a scale of
+// 0 or NaN (never a valid scale) still divides, so that its NaN is the platform's as before.
+__device__ __forceinline__ float fp8ort_quotient_rn(float x, float s) {
+    const bool zero = x == 0.0f;
+    if (zero && (s == 0.0f || s != s)) return fp8ort_div_rn(x, s);
+    const float q = fp8ort_div_rn(zero ? 1.0f : x, s);
+    return zero ? __uint_as_float((__float_as_uint(x) ^ __float_as_uint(s)) & 0x80000000u) : q;
+}
+
 // q(x, s): float32 division, NaN keeps its sign (as on the CPU, where x / s returns the NaN operand).
 template <fp8ort_fp8_format F>
 __device__ __forceinline__ uint8_t quantize_fp8(float x, float scale, bool saturate) {
     if (x != x) return fp8_nan<F>((__float_as_uint(x) >> 31) != 0);
-    return encode_fp8<F>(fp8ort_div_rn(x, scale), saturate);
+    return encode_fp8<F>(fp8ort_quotient_rn(x, scale), saturate);
 }
 
 // High-precision element loads/stores by ONNX dtype.

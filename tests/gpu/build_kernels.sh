@@ -21,7 +21,7 @@ if [ "$backend" = cuda ]; then
     # *.cc: host code that needs the CUDA headers (fp8_blaslt.cc, which opens cuBLASLt at run time)
     for src in "$root"/hip_kernels/*.hip "$root"/hip_kernels/*.cc; do
         name="$(basename "$src")"
-        nvcc -std=c++17 -O3 -x cu --threads 0 "${gencode[@]}" "${sm90a[@]}" -Xcompiler -fPIC,-fvisibility=hidden \
+        nvcc -std=c++17 -O3 -lineinfo -x cu --threads 0 "${gencode[@]}" "${sm90a[@]}" -Xcompiler -fPIC,-fvisibility=hidden \
             -I "$root/hip_kernels" -c "$src" -o "$out/obj/${name%.*}.o" &
         pids+=($!)
         if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi

@@ -13,9 +13,17 @@ echo "run_on_h200.sh: rc=$?"; grep -E "passed|failed|SASS|build:|ours|ratio" "$o
 grep -h -E "^\{" "$o/kernels/bench_torch.log" 2>/dev/null | cut -c1-220
 timeout 240 python3 bench/conv_layers.py --batch 256 32 --json "$o/conv_layers.json" > "$o/conv_layers.log" 2>&1
 echo "conv_layers: rc=$?"; grep -E "^batch|error|Error" "$o/conv_layers.log" | tail -6
-timeout 200 ncu --clock-control none --kernel-name regex:'gemm|xmma|cutlass|sm90' --launch-count 3 \
-    --section LaunchStats --section SpeedOfLight --section Occupancy --section WarpStateStats \
-    --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-    python3 bench/profile_gemm.py --size 8192 > "$o/ncu_gemm.txt" 2>&1
-echo "ncu: rc=$?"; grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|Registers Per|Cluster Size|Grid Size|Block Size|Dynamic Shared" "$o/ncu_gemm.txt" | cut -c1-160 | head -60
-tar czf "$OUT/h200.tgz" -C "$o" .
+# Nsight Compute on one launch each of two ResNet-50 layers at batch 256 whose time per tile is high (1x1 64->256
+# at 56x56 as a GEMM, 3x3 64->64 at 56x56), with stall sampling per SASS line (the reports themselves stay behind)
+ncu_sections=(--section LaunchStats --section SpeedOfLight --section Occupancy --section WarpStateStats
+              --section SchedulerStats --section MemoryWorkloadAnalysis --section SourceCounters)
+for layer in "gemm 802816 256 64" "conv --c 64 --hw 56 --m 64 --k 3"; do
+    tag="$(echo "$layer" | tr -c 'a-z0-9\n' _ | cut -c1-24)"
+    timeout 120 ncu --clock-control none --kernel-name regex:sm90 --launch-skip 2 --launch-count 1 "${ncu_sections[@]}" \
+        --import-source yes -o "$o/ncu_$tag" python3 bench/profile_layer.py $layer > "$o/ncu_$tag.log" 2>&1
+    echo "ncu $layer: rc=$?"
+    ncu -i "$o/ncu_$tag.ncu-rep" > "$o/ncu_$tag.txt" 2>&1
+    ncu -i "$o/ncu_$tag.ncu-rep" --page source --csv --print-source sass > "$o/ncu_${tag}_sass.csv" 2>"$o/ncu_${tag}_sass.err"
+    grep -E "Duration|Stall|Warp Cycles Per Issued|Issued Ipc|Achieved Occ|Registers Per" "$o/ncu_$tag.txt" | cut -c1-150 | head -20
+done
+tar czf "$OUT/h200.tgz" --exclude='*.ncu-rep' -C "$o" .

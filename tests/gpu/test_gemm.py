@@ -114,12 +114,14 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
     return got, want, name, abs_sum
 
 
-@pytest.mark.parametrize("kernel", [0, 1, 3], ids=["auto", "portable", "fast_accum"])
+@pytest.mark.parametrize(
+    "kernel", [0, 1, 3, 4, 5], ids=["auto", "portable", "fast_accum", "sm90a_1block", "sm90a_2blocks"]
+)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_gemm_shapes(gpu, shape, kernel):
     m, n, k = shape
     lib, _ = gpu
-    if kernel == 3 and not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
+    if kernel >= 3 and not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
         pytest.skip("no sm90a kernel for this device or shape")
     for i, cfg in enumerate(EPILOGUES[:2] if m * n * k > 1e8 else EPILOGUES):
         got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
@@ -164,7 +166,7 @@ def test_gemm_refuses_bad_arguments(gpu):
 
 
 # ---- the cuBLASLt route: cuBLASLt accumulates in float32, fp8_epilogue_apply.hip applies our epilogue ----
-BLASLT_SHAPES = [(1, 16, 16), (17, 48, 64), (129, 257, 512), (256, 256, 4096)]
+BLASLT_SHAPES = [(1, 16, 16), (17, 48, 64), (129, 272, 512), (256, 256, 4096)]
 BLASLT_EPILOGUES = [
     (True, True, None, False, True, F32),  # float32, relu, per-channel scale and bias
     (False, True, E4M3, True, True, E4M3),  # FP8 output with an FP8 residual
