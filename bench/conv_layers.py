@@ -107,6 +107,11 @@ def main() -> int:
                        gflop=round(flop / 1e9, 2), kernel=lib.fp8ort_conv_kernel_name(E4M3, s).decode(),
                        ours_ms=median_ms(ours, args.iters),
                        cudnn_fp16_ms=median_ms(cudnn, args.iters))
+            if row["kernel"].startswith("wgmma") and not (kh == kw == 1 and stride == 1):
+                for key, override in (("conv_1block_ms", 4), ("conv_2blocks_ms", 5)):
+                    lib.fp8ort_gemm_set_kernel_override(override)
+                    row[key] = median_ms(ours, args.iters)
+                lib.fp8ort_gemm_set_kernel_override(0)
             if kh == kw == 1 and stride == 1:
                 mm = batch * h * w
 
@@ -122,7 +127,8 @@ def main() -> int:
                         lib.fp8ort_gemm_set_kernel_override(override)
                         row[key] = median_ms(gemm, args.iters)
                     lib.fp8ort_gemm_set_kernel_override(0)
-            for key in ("ours_ms", "cudnn_fp16_ms", "ours_gemm_ms", "gemm_1block_ms", "gemm_2blocks_ms"):
+            for key in ("ours_ms", "cudnn_fp16_ms", "ours_gemm_ms", "gemm_1block_ms", "gemm_2blocks_ms",
+                        "conv_1block_ms", "conv_2blocks_ms"):
                 if key in row:
                     row[key] = round(row[key], 4)
                     totals[key] += row[key] * count

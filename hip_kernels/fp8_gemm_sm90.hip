@@ -288,12 +288,14 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 constexpr int kConvSlots = kBm * (kBk / 16) / 128;  // 16-byte chunks per producer thread per stage
 constexpr int kConvLag = 2;                         // stages a producer thread keeps in flight before signalling
 
-template <fp8ort_fp8_format F, int BN>
-__global__ void __launch_bounds__(kThreadsSm90, 1)
+// kBlocks 2: two blocks per multiprocessor, 80 registers for every thread (no setmaxnreg; ptxas spills ~60 bytes),
+// 128 x 64 tiles: one block's epilogue and gather overlap the other's.
+template <fp8ort_fp8_format F, int BN, int kBlocks>
+__global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     conv_sm90_kernel(const __grid_constant__ CUtensorMap map_b, conv_source_t<kConvSlots> src, int64_t n,
                      epilogue_args ep) {
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-    using tile = sm90_tile<BN>;
+    using tile = sm90_tile<BN, kBlocks>;
     constexpr int kStages = tile::kStages;
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
@@ -324,7 +326,7 @@ __global__ void __launch_bounds__(kThreadsSm90, 1)
 
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 104;\n");
+        if constexpr (kBlocks == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 104;\n");
         const int t = threadIdx.x;
         const int chunk = t % 8;
 #pragma unroll
@@ -358,7 +360,7 @@ __global__ void __launch_bounds__(kThreadsSm90, 1)
         for (int kt = k_tiles > kConvLag ? k_tiles - kConvLag : 0; kt < k_tiles; ++kt) mbar_arrive(&full[kt % kStages]);
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
+    if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
     consume_tiles<F, BN, true, kStages>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
                                         ep.col_offset + static_cast<int64_t>(tn) * BN,
                                         m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
@@ -425,28 +427,30 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
     }
 }
 
-template <fp8ort_fp8_format F, int BN>
+template <fp8ort_fp8_format F, int BN, int kBlocks>
 fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
                                 int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
-    using tile = sm90_tile<BN>;
+    using tile = sm90_tile<BN, kBlocks>;
     const auto src = make_conv_source<kConvSlots>(x, s, out_h, out_w);
     CUtensorMap map_b;
     FP8ORT_TRY(make_map(&map_b, w, s.out_c, src.k, BN));
-    static const hipError_t attr = cudaFuncSetAttribute(conv_sm90_kernel<F, BN>,
+    static const hipError_t attr = cudaFuncSetAttribute(conv_sm90_kernel<F, BN, kBlocks>,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(tile::kSmem));
     FP8ORT_TRY(check_runtime(attr, "fp8ort_conv_nhwc: raising the shared-memory limit of the sm90a kernel"));
     const int64_t tiles = ((src.rows + kBm - 1) / kBm) * ((s.out_c + BN - 1) / BN);
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
-    conv_sm90_kernel<F, BN><<<static_cast<unsigned>(tiles), kThreadsSm90, tile::kSmem, stream>>>(map_b, src, s.out_c, ep);
+    conv_sm90_kernel<F, BN, kBlocks><<<static_cast<unsigned>(tiles), kThreadsSm90, tile::kSmem, stream>>>(map_b, src,
+                                                                                                        s.out_c, ep);
     return check_launch("fp8ort_conv_nhwc (wgmma_sm90a)");
 }
 
 template <fp8ort_fp8_format F>
 fp8ort_status launch_conv_format(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
-                                 int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
-    if (s.out_c <= 64) return launch_conv_typed<F, 64>(x, w, s, out_h, out_w, ep, stream);
-    return launch_conv_typed<F, 128>(x, w, s, out_h, out_w, ep, stream);
+                                 int64_t out_w, sm90_variant v, const epilogue_args& ep, hipStream_t stream) {
+    if (v == sm90_variant::two_blocks) return launch_conv_typed<F, 64, 2>(x, w, s, out_h, out_w, ep, stream);
+    if (s.out_c <= 64) return launch_conv_typed<F, 64, 1>(x, w, s, out_h, out_w, ep, stream);
+    return launch_conv_typed<F, 128, 1>(x, w, s, out_h, out_w, ep, stream);
 }
 
 }  // namespace
@@ -482,9 +486,10 @@ bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 }
 
 fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
-                               int64_t out_h, int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
-    if (format == FP8ORT_E5M2) return launch_conv_format<FP8ORT_E5M2>(x, w, s, out_h, out_w, ep, stream);
-    return launch_conv_format<FP8ORT_E4M3FN>(x, w, s, out_h, out_w, ep, stream);
+                               int64_t out_h, int64_t out_w, sm90_variant variant, const epilogue_args& ep,
+                               hipStream_t stream) {
+    if (format == FP8ORT_E5M2) return launch_conv_format<FP8ORT_E5M2>(x, w, s, out_h, out_w, variant, ep, stream);
+    return launch_conv_format<FP8ORT_E4M3FN>(x, w, s, out_h, out_w, variant, ep, stream);
 }
 
 #else  // HIP: no Hopper kernel
@@ -496,7 +501,7 @@ fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format
 }
 bool sm90_conv_can_run(fp8ort_fp8_format, const fp8ort_conv_shape&, const void*, const void*) { return false; }
 fp8ort_status launch_conv_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, const fp8ort_conv_shape&, int64_t,
-                               int64_t, const epilogue_args&, hipStream_t) {
+                               int64_t, sm90_variant, const epilogue_args&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_conv_nhwc: the wgmma kernel exists only in NVIDIA sm90a builds");
 }
 

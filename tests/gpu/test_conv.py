@@ -44,7 +44,7 @@ EPILOGUES = [
     ids=lambda c: "n{}h{}w{}c{}m{}k{}x{}s{}p{}d{}g{}".format(*c[:7], *["".join(map(str, t)) for t in c[7:10]], c[10]),
 )
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
-@pytest.mark.parametrize("kernel", [0, 1], ids=["auto", "portable"])
+@pytest.mark.parametrize("kernel", [0, 1, 5], ids=["auto", "portable", "sm90a_2blocks"])
 def test_conv(gpu, case, epi_cfg, kernel):
     lib, rt = gpu
     fmt = nx.E4M3FN
