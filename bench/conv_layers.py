@@ -102,11 +102,33 @@ def main() -> int:
             def cudnn(i, x16=x16, w16=w16, stride=stride, pad=pad):
                 torch.nn.functional.conv2d(x16[i % NBUF], w16, None, stride, pad)
 
+            # The CUDA-EP kernel pads in_c to a multiple of 16 with zero channels (activations and weight) when
+            # that gives the wgmma kernel (the RGB stem); time that too, without the padding quantize itself.
+            padded = {}
+            if c % 16:
+                pc = (c + 15) // 16 * 16
+                sp = ConvShape(**{f: getattr(s, f) for f, _ in ConvShape._fields_})
+                sp.in_c = pc
+                if lib.fp8ort_conv_kernel_name(E4M3, sp).decode().startswith("wgmma"):
+                    xps = [torch.nn.functional.pad(x.view(torch.uint8), (0, pc - c)) for x in xs]
+                    wp = torch.nn.functional.pad(wt.view(torch.uint8).permute(0, 2, 3, 1), (0, pc - c))
+                    packed_p = torch.empty(lib.fp8ort_conv_packed_bytes(sp), dtype=torch.uint8, device=dev)
+                    wp = wp.permute(0, 3, 1, 2).contiguous()
+                    assert lib.fp8ort_conv_pack_weight(wp.data_ptr(), sp, packed_p.data_ptr(), stream) == 0
+
+                    def ours_padded(i, xps=xps, packed_p=packed_p, sp=sp, ep=ep, y=y):
+                        st = lib.fp8ort_conv_nhwc(xps[i % NBUF].data_ptr(), packed_p.data_ptr(), E4M3, sp, ep,
+                                                  y.data_ptr(), stream)
+                        assert st == 0, lib.fp8ort_gpu_last_error()
+
+                    padded = dict(padded_c=pc, padded_kernel=lib.fp8ort_conv_kernel_name(E4M3, sp).decode(),
+                                  ours_padded_ms=median_ms(ours_padded, args.iters))
+
             flop = 2.0 * batch * oh * ow * m * c * kh * kw
             row = dict(batch=batch, c=c, h=h, w=w, m=m, k=f"{kh}x{kw}", stride=stride, count=count,
                        gflop=round(flop / 1e9, 2), kernel=lib.fp8ort_conv_kernel_name(E4M3, s).decode(),
                        ours_ms=median_ms(ours, args.iters),
-                       cudnn_fp16_ms=median_ms(cudnn, args.iters))
+                       cudnn_fp16_ms=median_ms(cudnn, args.iters), **padded)
             if row["kernel"].startswith("wgmma") and not (kh == kw == 1 and stride == 1):
                 for key, override in (("conv_1block_ms", 4), ("conv_2blocks_ms", 5)):
                     lib.fp8ort_gemm_set_kernel_override(override)
@@ -128,11 +150,12 @@ def main() -> int:
                         row[key] = median_ms(gemm, args.iters)
                     lib.fp8ort_gemm_set_kernel_override(0)
             for key in ("ours_ms", "cudnn_fp16_ms", "ours_gemm_ms", "gemm_1block_ms", "gemm_2blocks_ms",
-                        "conv_1block_ms", "conv_2blocks_ms"):
+                        "conv_1block_ms", "conv_2blocks_ms", "ours_padded_ms"):
                 if key in row:
                     row[key] = round(row[key], 4)
                     totals[key] += row[key] * count
-            totals["best_ours_ms"] += min(row["ours_ms"], row.get("ours_gemm_ms", 1e9)) * count
+            totals["best_ours_ms"] += min(row["ours_ms"], row.get("ours_gemm_ms", 1e9),
+                                          row.get("ours_padded_ms", 1e9)) * count
             row["ours_tflops"] = round(flop / row["ours_ms"] / 1e9, 1)
             row["cudnn_tflops"] = round(flop / row["cudnn_fp16_ms"] / 1e9, 1)
             rows.append(row)

@@ -189,7 +189,7 @@ class GpuConv final : public Kernel {
         if (cs.group == 1 && cs.in_c % 16 != 0) {
           fp8ort_conv_shape p = cs;
           p.in_c = (cs.in_c + 15) / 16 * 16;
-          if (std::string(fp8ort_conv_kernel_name(fmt, &p)) == "wgmma_sm90a") padded_c_ = p.in_c;
+          if (std::string(fp8ort_conv_kernel_name(fmt, &p)).rfind("wgmma_sm90a", 0) == 0) padded_c_ = p.in_c;
         }
         if (padded_c_ != 0) {
           fp8ort_conv_shape p = cs;

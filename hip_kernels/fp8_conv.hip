@@ -95,7 +95,7 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
         return check_launch("fp8ort_conv_nhwc (depthwise)");
     }
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
-        return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(gemm_kernel_override()), ep, stream);
+        return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(gemm_kernel_override(), s), ep, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
     const conv_source src = make_conv_source<kChunksPerThread>(x, s, oh, ow);
     const bool vec_a = cg % 16 == 0 && s.in_c % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
@@ -128,7 +128,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
     if (s->in_c == s->group && s->out_c == s->group) return "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
-        return sm90_conv_variant(gemm_kernel_override()) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
+        return sm90_conv_variant(gemm_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
                                                                                       : "wgmma_sm90a";
 #if defined(FP8ORT_CUDA)
     return "mma_sync";

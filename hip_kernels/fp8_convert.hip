@@ -17,10 +17,10 @@ template <fp8ort_fp8_format F, fp8ort_dtype X>
 __global__ void __launch_bounds__(kConvertThreads)
     quantize_kernel(const void* __restrict__ x, const float* __restrict__ scale, uint8_t* __restrict__ y,
                     int64_t count, bool saturate) {
-    const float s = *scale;
+    const fp8_divisor d = make_fp8_divisor(*scale);
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-        y[i] = quantize_fp8<F>(load_hp(x, i, X), s, saturate);
+        y[i] = quantize_fp8<F>(load_hp(x, i, X), d, saturate);
     }
 }
 
@@ -30,7 +30,7 @@ template <fp8ort_fp8_format F, fp8ort_dtype X>
 __global__ void __launch_bounds__(kConvertThreads)
     quantize_padded_kernel(const void* __restrict__ x, const float* __restrict__ scale, uint8_t* __restrict__ y,
                            int64_t pixels, int c, int c_out) {
-    const float s = X == static_cast<fp8ort_dtype>(F) ? 1.0f : *scale;
+    const fp8_divisor d = make_fp8_divisor(X == static_cast<fp8ort_dtype>(F) ? 1.0f : *scale);
     const int64_t count = pixels * c_out;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kConvertThreads)
             if constexpr (X == static_cast<fp8ort_dtype>(F))
                 v = static_cast<const uint8_t*>(x)[p * c + j];
             else
-                v = quantize_fp8<F>(load_hp(x, p * c + j, X), s, true);
+                v = quantize_fp8<F>(load_hp(x, p * c + j, X), d, true);
         }
         y[i] = v;
     }

@@ -91,14 +91,14 @@ __device__ __forceinline__ void epilogue_store(const epilogue_args& p, const col
 // Each element goes through epilogue_value, as in epilogue_store, so both give the same bits.
 
 struct epilogue_scalars {
-    float z_scale;  // used only when p.z_scale is set
-    float y_scale;  // used only for FP8 outputs
+    float z_scale;       // used only when p.z_scale is set
+    fp8_divisor y_scale;  // used only for FP8 outputs
 };
 
 __device__ __forceinline__ epilogue_scalars load_scalars(const epilogue_args& p) {
     epilogue_scalars s;
     s.z_scale = p.z_scale ? *p.z_scale : 1.0f;
-    s.y_scale = is_fp8_type(p.y_type) ? *p.y_scale : 1.0f;
+    s.y_scale = make_fp8_divisor(is_fp8_type(p.y_type) ? *p.y_scale : 1.0f);
     return s;
 }
 
@@ -137,13 +137,13 @@ __device__ __forceinline__ void load_z4(const epilogue_args& p, const epilogue_s
 // hardware conversion (cvt.rn.satfinite: round to nearest even, saturating, the same codes as the exact encoder
 // for every non-NaN input); a NaN keeps its sign as in the reference.
 template <fp8ort_fp8_format F>
-__device__ __forceinline__ void quantize4(const float (&v)[4], float scale, uint8_t (&q)[4]) {
+__device__ __forceinline__ void quantize4(const float (&v)[4], const fp8_divisor& scale, uint8_t (&q)[4]) {
 #if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
         constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
         float d[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) d[e] = fp8ort_quotient_rn(v[e], scale);
+        for (int e = 0; e < 4; ++e) d[e] = fp8ort_quotient_for_fp8(v[e], scale);
         const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
         const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
         const uint32_t both = lo | (hi << 16);

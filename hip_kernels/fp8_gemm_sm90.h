@@ -25,9 +25,13 @@ fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_fo
 // The sm90a implicit-GEMM convolution: one group, in_c % 16 == 0, OCP formats, 16-byte aligned X and weight.
 bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w);
 // one_block: 128 x 64 tiles for out_c <= 64, else 128 x 128; two_blocks: 128 x 64 tiles, two blocks per
-// multiprocessor (only on request until measured: override 5).
-inline sm90_variant sm90_conv_variant(int override_value) {
-    return override_value == 5 ? sm90_variant::two_blocks : sm90_variant::one_block;
+// multiprocessor. Automatic choice from ResNet-50's layers on an H200 (bench/conv_layers.py): two blocks won
+// where out_c <= 64 or K = kh * kw * in_c <= 512, one block for the wider, longer layers. Override 4 / 5 forces one.
+inline sm90_variant sm90_conv_variant(int override_value, const fp8ort_conv_shape& s) {
+    if (override_value == 4) return sm90_variant::one_block;
+    if (override_value == 5) return sm90_variant::two_blocks;
+    const int64_t k = s.kernel_h * s.kernel_w * s.in_c;
+    return s.out_c <= 64 || k <= 512 ? sm90_variant::two_blocks : sm90_variant::one_block;
 }
 fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
                                int64_t out_h, int64_t out_w, sm90_variant variant, const epilogue_args& ep,

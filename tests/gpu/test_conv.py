@@ -44,7 +44,7 @@ EPILOGUES = [
     ids=lambda c: "n{}h{}w{}c{}m{}k{}x{}s{}p{}d{}g{}".format(*c[:7], *["".join(map(str, t)) for t in c[7:10]], c[10]),
 )
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
-@pytest.mark.parametrize("kernel", [0, 1, 5], ids=["auto", "portable", "sm90a_2blocks"])
+@pytest.mark.parametrize("kernel", [0, 1, 4, 5], ids=["auto", "portable", "sm90a_1block", "sm90a_2blocks"])
 def test_conv(gpu, case, epi_cfg, kernel):
     lib, rt = gpu
     fmt = nx.E4M3FN
@@ -118,6 +118,10 @@ def test_conv(gpu, case, epi_cfg, kernel):
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
+        pointwise = kh == kw == 1 and strides == (1, 1) and pads == (0, 0, 0, 0) and group == 1
+        if kernel in (4, 5) and pointwise and c % 16:  # a forced sm90a GEMM refuses K % 16 != 0 before launch
+            assert st == 2 and b"K % 16 == 0" in lib.fp8ort_gpu_last_error()
+            return
         assert st == 0, lib.fp8ort_gpu_last_error()
     finally:
         lib.fp8ort_gemm_set_kernel_override(0)

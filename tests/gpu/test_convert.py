@@ -67,7 +67,8 @@ def test_quantize_all_bfloat16(gpu, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
-@pytest.mark.parametrize("scale", [1.0, 0.0173, 3.0])
+# 1e-12 and 1e12 divide through the prepared reciprocal (|scale| in [2^-40, 2^40]), 5e-13 and 2e12 exactly
+@pytest.mark.parametrize("scale", [1.0, 0.0173, 3.0, 1e-12, 5e-13, 1e12, 2e12])
 def test_quantize_float32_samples(gpu, fmt, scale):
     rng = np.random.default_rng()
     random_bits = rng.integers(0, 2**32, size=600_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
