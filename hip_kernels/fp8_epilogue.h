@@ -133,29 +133,34 @@ __device__ __forceinline__ void load_z4(const epilogue_args& p, const epilogue_s
     }
 }
 
-// q(v[e], scale) with saturation for 4 values, as quantize_fp8. On NVIDIA sm_89+ the OCP formats use the
-// hardware conversion (cvt.rn.satfinite: round to nearest even, saturating, the same codes as the exact encoder
-// for every non-NaN input); a NaN keeps its sign as in the reference.
+// q(v[e], scale) with saturation for 4 values, as quantize_fp8. On NVIDIA sm_89+ the OCP formats take one
+// branch per 4 values: when the scale and all four values allow the corrected quotient (fp8_quotient_in_range),
+// the hardware conversion encodes them (cvt.rn.satfinite: round to nearest even, saturating, the same codes as
+// the exact encoder for every non-NaN input); otherwise (NaN, infinities, extreme values) each goes through
+// quantize_fp8.
 template <fp8ort_fp8_format F>
 __device__ __forceinline__ void quantize4(const float (&v)[4], const fp8_divisor& scale, uint8_t (&q)[4]) {
 #if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
-        constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
-        float d[4];
+        bool fast = scale.fast;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) d[e] = fp8ort_quotient_for_fp8(v[e], scale);
-        const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
-        const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
-        const uint32_t both = lo | (hi << 16);
+        for (int e = 0; e < 4; ++e) fast &= fp8_quotient_in_range(v[e]);
+        if (fast) {
+            constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
+            float d[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-            q[e] = v[e] != v[e] ? fp8_nan<F>((__float_as_uint(v[e]) >> 31) != 0) : static_cast<uint8_t>(both >> (8 * e));
-    } else
-#endif
-    {
+            for (int e = 0; e < 4; ++e) d[e] = fp8_quotient_corrected(v[e], scale);
+            const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
+            const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
+            const uint32_t both = lo | (hi << 16);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) q[e] = quantize_fp8<F>(v[e], scale, true);
+            for (int e = 0; e < 4; ++e) q[e] = static_cast<uint8_t>(both >> (8 * e));
+            return;
+        }
     }
+#endif
+#pragma unroll
+    for (int e = 0; e < 4; ++e) q[e] = quantize_fp8<F>(v[e], scale, true);
 }
 
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level

@@ -130,13 +130,22 @@ __device__ __forceinline__ fp8_divisor make_fp8_divisor(float s) {
     return d;
 }
 
-__device__ __forceinline__ float fp8ort_quotient_for_fp8(float x, const fp8_divisor& d) {
-    if (!d.fast) return fp8ort_quotient_rn(x, d.s);
+// x for which fp8_quotient_corrected(x, d) is RN(x / s) when d.fast: |x| in [2^-64, 2^64], or +0 (-0 would get
+// +0: the residual sums lose its sign).
+__device__ __forceinline__ bool fp8_quotient_in_range(float x) {
+    const float a = fabsf(x);
+    return (a >= 0x1p-64f && a <= 0x1p64f) || __float_as_uint(x) == 0u;
+}
+
+__device__ __forceinline__ float fp8_quotient_corrected(float x, const fp8_divisor& d) {
     const float q0 = fp8ort_mul_rn(x, d.r);
     const float q1 = fmaf(fmaf(-d.s, q0, x), d.r, q0);
-    const float q2 = fmaf(fmaf(-d.s, q1, x), d.r, q1);
-    const float a = fabsf(x);
-    return a >= 0x1p-64f && a <= 0x1p64f ? q2 : q0;
+    return fmaf(fmaf(-d.s, q1, x), d.r, q1);
+}
+
+__device__ __forceinline__ float fp8ort_quotient_for_fp8(float x, const fp8_divisor& d) {
+    if (!d.fast) return fp8ort_quotient_rn(x, d.s);
+    return fp8_quotient_in_range(x) ? fp8_quotient_corrected(x, d) : fp8ort_mul_rn(x, d.r);
 }
 
 // q(x, s): float32 division, NaN keeps its sign (as on the CPU, where x / s returns the NaN operand).

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The last of the five device calls (after four calls copied .ortgpu/part00..03 to /tmp/ortgpu, see
 # ../shared/tools/ort-gpu-wheel.sh): install onnxruntime-gpu, build the kernel library and libfp8ort.so (CUDA, sm_90a)
-# side by side, then run the kernel tests, the per-layer conv benchmark, the CUDA-EP tests and the ResNet-50
-# benchmark. Carry: .ortgpu/part04 .ortgpu/meta .ort_headers .whl. Results: $OUT/h200_full.tgz.
+# side by side, then run the kernel tests, the CUDA-EP tests, the ResNet-50 benchmark, memcheck and the per-layer
+# conv benchmark. Carry: .ortgpu/part04 .ortgpu/meta .ort_headers. Results:
+# $OUT/h200_full.tgz, rewritten after every step.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 o=/tmp/h200_full; rm -rf "$o"; mkdir -p "$o"
@@ -20,19 +21,24 @@ brc=$?
 wait $kpid; krc=$?
 echo "builds: libfp8ort.so rc=$brc, kernel library rc=$krc, $(( $(date +%s) - start )) s"
 [ $brc = 0 ] || { tail -30 "$o/build.log"; exit 4; }
-# kernel tests and the per-layer benchmark use the image's own Python packages (torch); ORT's go after
+snapshot() { tar czf "$OUT/h200_full.tgz" -C "$o" .; }  # after every step: a call cut at its time limit keeps the rest
+# kernel tests use the image's own Python packages (torch); ORT's go after
 if [ $krc = 0 ]; then
     PYTHONPATH=$PWD FP8ORT_TEST_STATS="$o/test_stats.txt" python3 -m pytest tests/gpu -q -p no:cacheprovider \
-        > "$o/kernel_tests.log" 2>&1; echo "kernel tests: $(tail -1 "$o/kernel_tests.log")"
-    PYTHONPATH=$PWD timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest \
+        > "$o/kernel_tests.log" 2>&1; echo "kernel tests: $(tail -1 "$o/kernel_tests.log")"; snapshot
+fi
+(
+    export PYTHONPATH=/tmp/ortsite:/tmp/site:$PWD FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so
+    python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&1
+    echo "CUDA-EP tests: $(tail -1 "$o/gpu_ort.log")"; snapshot
+    timeout "${BENCH_TIMEOUT:-300}" python3 bench/resnet50_gpu.py --runs 20 --out "$o/resnet50_gpu.json" > "$o/bench.log" 2>&1
+    echo "resnet50_gpu.py rc=$?"; grep -E "^batch" "$o/bench.log"; snapshot
+)
+if [ $krc = 0 ]; then
+    PYTHONPATH=$PWD timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest \
         tests/gpu -q -x -p no:cacheprovider -k "conv and auto and (n2h9 or n2h13 or n1h14 or n3h20 or n1h8) or gemm_shapes and auto and (129x257 or 17x33)" \
         > "$o/memcheck.log" 2>&1; echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$o/memcheck.log" | tail -2 | tr '\n' ' ')"
-    PYTHONPATH=$PWD timeout 200 python3 bench/conv_layers.py --batch 256 32 --json "$o/conv_layers.json" \
-        > "$o/conv_layers.log" 2>&1; grep "^batch" "$o/conv_layers.log"
+    snapshot
+    PYTHONPATH=$PWD timeout "${LAYERS_TIMEOUT:-150}" python3 bench/conv_layers.py --batch 256 32 --json "$o/conv_layers.json" \
+        > "$o/conv_layers.log" 2>&1; grep "^batch" "$o/conv_layers.log"; snapshot
 fi
-export PYTHONPATH=/tmp/ortsite:/tmp/site:$PWD FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so
-python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&1
-echo "CUDA-EP tests: $(tail -1 "$o/gpu_ort.log")"
-timeout "${BENCH_TIMEOUT:-300}" python3 bench/resnet50_gpu.py --runs 20 --out "$o/resnet50_gpu.json" > "$o/bench.log" 2>&1
-echo "resnet50_gpu.py rc=$?"; grep -E "^batch" "$o/bench.log"
-tar czf "$OUT/h200_full.tgz" -C "$o" .
