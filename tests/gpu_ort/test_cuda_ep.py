@@ -43,7 +43,7 @@ def _check(got, expected, fp8_tolerance=1e-3, abs_sum=None):
     """``abs_sum``: sum |x w| per output in Y's units, given when the GPU may accumulate with reduced precision."""
     assert got.shape == expected.shape and got.dtype == expected.dtype
     if nx.is_fp8(expected.dtype):
-        a, e = got.view(np.uint8).astype(int), expected.view(np.uint8).astype(int)
+        a, e = got.view(np.uint8).astype(int).ravel(), expected.view(np.uint8).astype(int).ravel()
         off = np.flatnonzero(a != e)
         limit = WGMMA_OFF_MAX_FRACTION if abs_sum is not None else fp8_tolerance
         assert off.size <= max(1, limit * e.size), f"{off.size} of {e.size} FP8 bytes differ"
