@@ -1,5 +1,6 @@
 """Per-layer GPU time of ResNet-50's convolutions: fp8ort_conv_nhwc (FP8 NHWC, the epilogue ResNet uses) against
 cuDNN FP16 channels_last through PyTorch, and fp8ort_gemm for the 1x1 stride-1 layers (the same product as a GEMM).
+fp8ort's calls get split-K scratch where they ask for it, as the CUDA EP gives it.
 
 Shapes come from fp8ort.quantization.zoo.resnet50; each unique shape is timed once and weighted by how often the
 model uses it. Median of CUDA-event timings over rotated input buffers.
@@ -48,6 +49,18 @@ def resnet50_convs() -> list[tuple[tuple, int]]:
     return sorted(counts.items(), key=lambda kv: -kv[1])
 
 
+_WORKSPACE: list = []
+
+
+def workspace(nbytes: int) -> int:
+    """Device pointer to at least nbytes of scratch (kept and grown across layers, as an arena would), or 0."""
+    if nbytes == 0:
+        return 0
+    if not _WORKSPACE or _WORKSPACE[0].numel() < nbytes:
+        _WORKSPACE[:] = [torch.empty(nbytes, dtype=torch.uint8, device="cuda")]
+    return _WORKSPACE[0].data_ptr()
+
+
 def median_ms(fn, iters: int) -> float:
     for _ in range(3):
         fn(0)
@@ -93,7 +106,11 @@ def main() -> int:
                           y_scale=one.data_ptr(), relu=1, y_type=E4M3)
 
             def ours(i, xs=xs, packed=packed, s=s, ep=ep, y=y):
-                st = lib.fp8ort_conv_nhwc(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), stream)
+                # split-K scratch as the CUDA EP passes it (0 bytes: one pass); sized under the current override
+                nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, s)
+                ws = workspace(nbytes)
+                st = lib.fp8ort_conv_nhwc_ws(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(),
+                                             ws, nbytes, stream)
                 assert st == 0, lib.fp8ort_gpu_last_error()
 
             x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
@@ -117,8 +134,9 @@ def main() -> int:
                     assert lib.fp8ort_conv_pack_weight(wp.data_ptr(), sp, packed_p.data_ptr(), stream) == 0
 
                     def ours_padded(i, xps=xps, packed_p=packed_p, sp=sp, ep=ep, y=y):
-                        st = lib.fp8ort_conv_nhwc(xps[i % NBUF].data_ptr(), packed_p.data_ptr(), E4M3, sp, ep,
-                                                  y.data_ptr(), stream)
+                        nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, sp)
+                        st = lib.fp8ort_conv_nhwc_ws(xps[i % NBUF].data_ptr(), packed_p.data_ptr(), E4M3, sp, ep,
+                                                     y.data_ptr(), workspace(nbytes), nbytes, stream)
                         assert st == 0, lib.fp8ort_gpu_last_error()
 
                     padded = dict(padded_c=pc, padded_kernel=lib.fp8ort_conv_kernel_name(E4M3, sp).decode(),
@@ -138,8 +156,9 @@ def main() -> int:
                 mm = batch * h * w
 
                 def gemm(i, xs=xs, packed=packed, mm=mm, m=m, c=c, ep=ep, y=y):
-                    st = lib.fp8ort_gemm(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, mm, m, c, ep, y.data_ptr(),
-                                         stream)
+                    nbytes = lib.fp8ort_gemm_workspace_bytes(E4M3, mm, m, c)
+                    st = lib.fp8ort_gemm_ws(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, mm, m, c, ep,
+                                            y.data_ptr(), workspace(nbytes), nbytes, stream)
                     assert st == 0, lib.fp8ort_gpu_last_error()
 
                 row["ours_gemm_ms"] = median_ms(gemm, args.iters)

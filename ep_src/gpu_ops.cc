@@ -227,7 +227,11 @@ class GpuConv final : public Kernel {
     } else {
       xq = fp8_activations(x, "X", x_scale, w.type, alloc_.get(), scratch, stream);
     }
-    gpu_check(fp8ort_conv_nhwc(xq, packed_.get(), fmt, &cs, &epi, y.mutable_data, stream), "fp8ort_conv_nhwc");
+    // split-K scratch where the kernel would leave multiprocessors idle (small batches); returned when this call ends
+    const size_t ws_bytes = fp8ort_conv_workspace_bytes(fmt, &cs);
+    DeviceBuffer workspace(alloc_.get(), ws_bytes);
+    gpu_check(fp8ort_conv_nhwc_ws(xq, packed_.get(), fmt, &cs, &epi, y.mutable_data, workspace.get(), ws_bytes, stream),
+              "fp8ort_conv_nhwc");
   }
 
  private:
@@ -285,7 +289,10 @@ class GpuMatMul final : public Kernel {
     const int64_t m = a.size / k;
     const auto format = static_cast<fp8ort_fp8_format>(b.type);
     if (run_blaslt(aq, format, m, n, k, epi, y.mutable_data, stream)) return;
-    gpu_check(fp8ort_gemm(aq, packed_.get(), format, m, n, k, &epi, y.mutable_data, stream), "fp8ort_gemm");
+    const size_t ws_bytes = fp8ort_gemm_workspace_bytes(format, m, n, k);  // split-K scratch (small M), or 0
+    DeviceBuffer workspace(alloc_.get(), ws_bytes);
+    gpu_check(fp8ort_gemm_ws(aq, packed_.get(), format, m, n, k, &epi, y.mutable_data, workspace.get(), ws_bytes, stream),
+              "fp8ort_gemm");
   }
 
  private:

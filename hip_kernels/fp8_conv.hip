@@ -84,7 +84,7 @@ fp8ort_status check_shape(const char* op, const fp8ort_conv_shape* s) {
 
 template <fp8ort_fp8_format F>
 fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, const epilogue_args& ep,
-                          hipStream_t stream) {
+                          const sm90_split& split, hipStream_t stream) {
     const int64_t oh = fp8ort_conv_out_h(&s), ow = fp8ort_conv_out_w(&s);
     const int64_t cg = s.in_c / s.group, mg = s.out_c / s.group;
     if (cg == 1 && mg == 1) {
@@ -95,7 +95,7 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
         return check_launch("fp8ort_conv_nhwc (depthwise)");
     }
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
-        return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(gemm_kernel_override(), s), ep, stream);
+        return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(gemm_kernel_override(), s), ep, split, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
     const conv_source src = make_conv_source<kChunksPerThread>(x, s, oh, ow);
     const bool vec_a = cg % 16 == 0 && s.in_c % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
@@ -165,9 +165,33 @@ extern "C" fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const fp8
     return pack_weight(op, w, s, w_in_c, packed, stream);
 }
 
+// K splits of the sm90a convolution for this shape (1: it does not take that kernel, or does not split); x and w
+// null: alignment not checked.
+static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
+    if (gemm_kernel_override() == 1 || !device_is_sm90() || !sm90_conv_can_run(format, s, x, w) || s.batch <= 0)
+        return 1;
+    return sm90_conv_splits(s, fp8ort_conv_out_h(&s), fp8ort_conv_out_w(&s),
+                            sm90_conv_variant(gemm_kernel_override(), s));
+}
+
+extern "C" size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
+    if (check_shape("fp8ort_conv_workspace_bytes", s) != FP8ORT_OK || !is_fp8_type(format)) return 0;
+    if (is_pointwise(s)) return fp8ort_gemm_workspace_bytes(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
+    const int splits = conv_splits(format, *s, nullptr, nullptr);
+    if (splits < 2) return 0;
+    const int64_t outputs = s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c;
+    return static_cast<size_t>(splits) * static_cast<size_t>(outputs) * sizeof(float);
+}
+
 extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                           const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,
                                           void* stream) {
+    return fp8ort_conv_nhwc_ws(x, w_packed, format, s, epilogue, y, nullptr, 0, stream);
+}
+
+extern "C" fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed, fp8ort_fp8_format format,
+                                             const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,
+                                             void* workspace, size_t workspace_bytes, void* stream) {
     const char* op = "fp8ort_conv_nhwc";
     FP8ORT_TRY(check_shape(op, s));
     if (!is_fp8_type(format)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: format %s is not FP8", op, dtype_name(format));
@@ -178,16 +202,26 @@ extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, f
     // A 1x1, stride-1, unpadded, ungrouped convolution is the GEMM [batch*h*w, in_c] . [out_c, in_c]^T on NHWC
     // memory (the packed weight is already [N, K]): it takes the GEMM kernels (wgmma on sm90a).
     if (is_pointwise(s))
-        return fp8ort_gemm(x, w_packed, format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c, epilogue, y, stream);
+        return fp8ort_gemm_ws(x, w_packed, format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c, epilogue, y,
+                              workspace, workspace_bytes, stream);
     const uint8_t* x8 = static_cast<const uint8_t*>(x);
     const uint8_t* w8 = static_cast<const uint8_t*>(w_packed);
     const hipStream_t st = as_stream(stream);
+    sm90_split split;
+    const int splits = conv_splits(format, *s, x, w_packed);
+    const size_t need = static_cast<size_t>(splits) *
+                        static_cast<size_t>(s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c) *
+                        sizeof(float);
+    if (splits > 1 && workspace && workspace_bytes >= need && reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
+        split.splits = splits;
+        split.workspace = static_cast<float*>(workspace);
+    }
     fp8ort_status r;
     switch (format) {
-        case FP8ORT_E4M3FN: r = launch_conv<FP8ORT_E4M3FN>(x8, w8, *s, ep, st); break;
-        case FP8ORT_E5M2: r = launch_conv<FP8ORT_E5M2>(x8, w8, *s, ep, st); break;
-        case FP8ORT_E4M3FNUZ: r = launch_conv<FP8ORT_E4M3FNUZ>(x8, w8, *s, ep, st); break;
-        default: r = launch_conv<FP8ORT_E5M2FNUZ>(x8, w8, *s, ep, st); break;
+        case FP8ORT_E4M3FN: r = launch_conv<FP8ORT_E4M3FN>(x8, w8, *s, ep, split, st); break;
+        case FP8ORT_E5M2: r = launch_conv<FP8ORT_E5M2>(x8, w8, *s, ep, split, st); break;
+        case FP8ORT_E4M3FNUZ: r = launch_conv<FP8ORT_E4M3FNUZ>(x8, w8, *s, ep, split, st); break;
+        default: r = launch_conv<FP8ORT_E5M2FNUZ>(x8, w8, *s, ep, split, st); break;
     }
     return r == FP8ORT_OK ? ok() : r;
 }

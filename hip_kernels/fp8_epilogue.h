@@ -8,7 +8,7 @@
 namespace fp8ort {
 
 struct epilogue_args {
-    const float* x_scale;
+    const float* x_scale;  // null only in the raw split-K epilogue (scale 1; make_epilogue_args refuses null)
     const float* w_scale;
     bool per_channel;
     const float* bias;
@@ -48,8 +48,13 @@ struct column_consts {
 };
 
 __device__ __forceinline__ column_consts load_column(const epilogue_args& p, int64_t col) {
-    const float ws = p.per_channel ? p.w_scale[col] : p.w_scale[0];
     column_consts c;
+    if (!p.x_scale) {  // the raw epilogue of a split-K partial sum (fp8_gemm_sm90.hip): scale 1, no bias
+        c.scale = 1.0f;
+        c.bias = 0.0f;
+        return c;
+    }
+    const float ws = p.per_channel ? p.w_scale[col] : p.w_scale[0];
     c.scale = fp8ort_mul_rn(*p.x_scale, ws);
     c.bias = p.bias ? p.bias[col] : 0.0f;
     return c;

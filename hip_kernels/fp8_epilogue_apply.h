@@ -6,7 +6,8 @@
 namespace fp8ort {
 
 // Y = epilogue(acc) for acc[m, n] with row stride ld_acc (elements); `ep` from make_epilogue_args (ld = n).
+// splits > 1: acc holds that many partial sums `slice` elements apart, added in order (split-K) first.
 fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const epilogue_args& ep,
-                                    hipStream_t stream, const char* op);
+                                    hipStream_t stream, const char* op, int splits = 1, int64_t slice = 0);
 
 }  // namespace fp8ort

@@ -14,7 +14,8 @@ constexpr int64_t kApplyColsPerBlock = static_cast<int64_t>(kApplyThreads) * kAp
 constexpr int64_t kMaxGridY = 65535;
 
 __global__ void __launch_bounds__(kApplyThreads)
-    epilogue_apply_kernel(const float* __restrict__ acc, int64_t ld_acc, int64_t m, int64_t n, epilogue_args ep) {
+    epilogue_apply_kernel(const float* __restrict__ acc, int64_t ld_acc, int64_t m, int64_t n, epilogue_args ep,
+                          int splits, int64_t slice) {
     const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kApplyColsPerBlock + threadIdx.x;
     column_consts cols[kApplyCols];
 #pragma unroll
@@ -27,7 +28,10 @@ __global__ void __launch_bounds__(kApplyThreads)
 #pragma unroll
         for (int j = 0; j < kApplyCols; ++j) {
             const int64_t col = col0 + j * kApplyThreads;
-            if (col < n) epilogue_store(ep, cols[j], src[col], row, col);
+            if (col >= n) continue;
+            float sum = src[col];
+            for (int sp = 1; sp < splits; ++sp) sum = fp8ort_add_rn(sum, src[sp * slice + col]);
+            epilogue_store(ep, cols[j], sum, row, col);
         }
     }
 }
@@ -35,13 +39,13 @@ __global__ void __launch_bounds__(kApplyThreads)
 }  // namespace
 
 fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const epilogue_args& ep,
-                                    hipStream_t stream, const char* op) {
+                                    hipStream_t stream, const char* op, int splits, int64_t slice) {
     if (m == 0) return FP8ORT_OK;
     const int64_t grid_x = (n + kApplyColsPerBlock - 1) / kApplyColsPerBlock;
     if (grid_x > 2147483647)
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: N=%lld is too large", op, static_cast<long long>(n));
     const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(m < kMaxGridY ? m : kMaxGridY));
-    epilogue_apply_kernel<<<grid, kApplyThreads, 0, stream>>>(acc, ld_acc, m, n, ep);
+    epilogue_apply_kernel<<<grid, kApplyThreads, 0, stream>>>(acc, ld_acc, m, n, ep, splits, slice);
     return check_launch(op);
 }
 

@@ -160,8 +160,31 @@ extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t
 #endif
 }
 
+// The sm90a variant and K splits fp8ort_gemm_ws uses for this problem (splits 1 when it does not take the sm90a
+// kernel or does not split).
+static bool sm90_plan(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k, sm90_variant* variant, int* splits) {
+    const int which = g_kernel_override.load();
+    if (which == 1 || !device_is_sm90() || !sm90_can_run(format, m, n, k)) return false;
+    *variant = sm90_variant_for(which, k);
+    *splits = m > 0 ? sm90_gemm_splits(m, n, k, *variant) : 1;
+    return true;
+}
+
+extern "C" size_t fp8ort_gemm_workspace_bytes(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
+    sm90_variant variant;
+    int splits = 1;
+    if (m <= 0 || n <= 0 || k <= 0 || !sm90_plan(format, m, n, k, &variant, &splits) || splits < 2) return 0;
+    return static_cast<size_t>(splits) * static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float);
+}
+
 extern "C" fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m, int64_t n,
                                      int64_t k, const fp8ort_epilogue* epilogue, void* y, void* stream) {
+    return fp8ort_gemm_ws(a, b_packed, format, m, n, k, epilogue, y, nullptr, 0, stream);
+}
+
+extern "C" fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m,
+                                        int64_t n, int64_t k, const fp8ort_epilogue* epilogue, void* y,
+                                        void* workspace, size_t workspace_bytes, void* stream) {
     const char* op = "fp8ort_gemm";
     if (!is_fp8_type(format)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: format %s is not FP8", op, dtype_name(format));
     if (m < 0 || n <= 0 || k <= 0)
@@ -175,12 +198,20 @@ extern "C" fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort
     const uint8_t* a8 = static_cast<const uint8_t*>(a);
     const uint8_t* b8 = static_cast<const uint8_t*>(b_packed);
     const int which = g_kernel_override.load();
-    const bool sm90 = device_is_sm90() && sm90_can_run(format, m, n, k);
+    sm90_variant variant = sm90_variant::one_block;
+    int splits = 1;
+    const bool sm90 = sm90_plan(format, m, n, k, &variant, &splits);
     if (which >= 2 && !sm90)
         return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
                     "float8e4m3fn/e5m2 and K %% 16 == 0)", op);
-    if (sm90 && which != 1) {
-        FP8ORT_TRY(launch_gemm_sm90(a8, b8, format, m, n, k, sm90_variant_for(which, k), ep, s));
+    if (sm90) {
+        sm90_split split;
+        const size_t need = static_cast<size_t>(splits) * static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float);
+        if (splits > 1 && workspace && workspace_bytes >= need && reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
+            split.splits = splits;
+            split.workspace = static_cast<float*>(workspace);
+        }
+        FP8ORT_TRY(launch_gemm_sm90(a8, b8, format, m, n, k, variant, ep, split, s));
         return ok();
     }
     FP8ORT_TRY(core_supports(op, format));

@@ -19,8 +19,17 @@ enum class sm90_variant { one_block, two_blocks, fast_accumulation };
 inline sm90_variant sm90_default_variant(int64_t k) {
     return k <= 512 ? sm90_variant::two_blocks : sm90_variant::one_block;
 }
+// Split K (small M, long K): `splits` > 1 sums k-tile ranges in separate blocks into `workspace` (splits * M * N
+// float32), then a second kernel adds them in order and applies the epilogue. splits 1: one pass, no workspace.
+struct sm90_split {
+    int splits = 1;
+    float* workspace = nullptr;
+};
+// Splits that fill the device's multiprocessors for this problem (1: none).
+int sm90_gemm_splits(int64_t m, int64_t n, int64_t k, sm90_variant variant);
 fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_format format, int64_t m, int64_t n,
-                               int64_t k, sm90_variant variant, const epilogue_args& ep, hipStream_t stream);
+                               int64_t k, sm90_variant variant, const epilogue_args& ep, const sm90_split& split,
+                               hipStream_t stream);
 
 // The sm90a implicit-GEMM convolution: one group, in_c % 16 == 0, OCP formats, 16-byte aligned X and weight.
 bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w);
@@ -33,9 +42,10 @@ inline sm90_variant sm90_conv_variant(int override_value, const fp8ort_conv_shap
     const int64_t k = s.kernel_h * s.kernel_w * s.in_c;
     return s.out_c <= 64 || k <= 512 ? sm90_variant::two_blocks : sm90_variant::one_block;
 }
+int sm90_conv_splits(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, sm90_variant variant);
 fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
                                int64_t out_h, int64_t out_w, sm90_variant variant, const epilogue_args& ep,
-                               hipStream_t stream);
+                               const sm90_split& split, hipStream_t stream);
 // fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
 // 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor).
 int gemm_kernel_override();

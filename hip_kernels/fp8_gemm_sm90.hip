@@ -4,8 +4,14 @@
 // Hopper's FP8 tensor cores keep only about 14 bits while they accumulate, so by default (Promote) each 128-deep
 // k-tile is summed by wgmma and then added into a float32 accumulator in registers (BN = 128); the fast variant
 // (BN = 256) accumulates the whole K inside wgmma, like cuBLASLt's FAST_ACCUM.
+// Split K: when the tiles would leave multiprocessors idle (small M, long K), gridDim.y splits the k-tiles; each
+// split writes its float32 partial tile to scratch (the raw epilogue: unit scale, nothing else) and
+// launch_epilogue_apply sums the splits in order and applies the real epilogue.
 #include "fp8_gemm_sm90.h"
+#include "fp8_epilogue_apply.h"
 #include "fp8_conv_source.h"
+
+#include <atomic>
 
 #if defined(FP8ORT_CUDA)
 #include <cuda.h>
@@ -246,7 +252,10 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     const int group_rows = min(tiles_m - first_m, kGroupM);
     const int tm = first_m + (id % per_group) % group_rows;
     const int tn = (id % per_group) / group_rows;
-    const int k_tiles = static_cast<int>((k + kBk - 1) / kBk);
+    const int all_k_tiles = static_cast<int>((k + kBk - 1) / kBk);
+    const int kt0 = static_cast<int>(static_cast<int64_t>(blockIdx.y) * all_k_tiles / gridDim.y);
+    const int k_tiles = static_cast<int>(static_cast<int64_t>(blockIdx.y + 1) * all_k_tiles / gridDim.y) - kt0;
+    if (gridDim.y > 1) ep.y = static_cast<float*>(ep.y) + static_cast<int64_t>(blockIdx.y) * m * n;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
@@ -265,8 +274,8 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
                 const int s = kt % kStages;
                 if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
                 mbar_expect_tx(&full[s], kABytes + tile::kBBytes);
-                tma_load_2d(sa + s * kABytes, &map_a, kt * kBk, tm * kBm, &full[s]);
-                tma_load_2d(sb + s * tile::kBBytes, &map_b, kt * kBk, tn * BN, &full[s]);
+                tma_load_2d(sa + s * kABytes, &map_a, (kt0 + kt) * kBk, tm * kBm, &full[s]);
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
             }
         }
         return;
@@ -313,7 +322,10 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     const int group_rows = min(tiles_m - first_m, kGroupM);
     const int tm = first_m + (id % per_group) % group_rows;
     const int tn = (id % per_group) / group_rows;
-    const int k_tiles = (src.k + kBk - 1) / kBk;
+    const int all_k_tiles = (src.k + kBk - 1) / kBk;
+    const int kt0 = static_cast<int>(static_cast<int64_t>(blockIdx.y) * all_k_tiles / gridDim.y);
+    const int k_tiles = static_cast<int>(static_cast<int64_t>(blockIdx.y + 1) * all_k_tiles / gridDim.y) - kt0;
+    if (gridDim.y > 1) ep.y = static_cast<float*>(ep.y) + static_cast<int64_t>(blockIdx.y) * m * n;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
@@ -336,10 +348,10 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
             if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
             if (t == 0) {
                 mbar_expect_tx(&full[s], tile::kBBytes);
-                tma_load_2d(sb + s * tile::kBBytes, &map_b, kt * kBk, tn * BN, &full[s]);
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
             }
             uint8_t* a_stage = sa + s * kABytes;
-            const int kk = kt * kBk + chunk * 16;
+            const int kk = (kt0 + kt) * kBk + chunk * 16;
 #pragma unroll
             for (int i = 0; i < kConvSlots; ++i) {
                 const int row = t / 8 + 16 * i;
@@ -396,9 +408,40 @@ fp8ort_status make_map(CUtensorMap* map, const uint8_t* base, int64_t rows, int6
     return FP8ORT_OK;
 }
 
+// Multiprocessors of the current device, looked up once per device.
+int sm_count() {
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> cache[kMaxDevices];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 132;
+    int v = cache[dev].load();
+    if (v <= 0) {
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0) v = 132;
+        cache[dev].store(v);
+    }
+    return v;
+}
+
+// K splits for `tiles` output tiles of `k_tiles` k-tiles each, `per_sm` blocks per multiprocessor: as many as
+// keep every split within one wave of blocks, at least 4 k-tiles per split, at most kMaxSplits.
+constexpr int kMaxSplits = 16;
+int split_count(int64_t tiles, int64_t k_tiles, int per_sm) {
+    const int64_t slots = static_cast<int64_t>(sm_count()) * per_sm;
+    int64_t splits = tiles > 0 ? slots / tiles : 1;
+    if (splits > k_tiles / 4) splits = k_tiles / 4;
+    if (splits > kMaxSplits) splits = kMaxSplits;
+    return splits < 2 ? 1 : static_cast<int>(splits);
+}
+
+// The epilogue of a split: the float32 sum itself (null scales mean 1), row-major [m, n] per split.
+epilogue_args raw_epilogue(float* workspace, int64_t n) {
+    return epilogue_args{nullptr, nullptr, false, nullptr, nullptr, FP8ORT_FLOAT, nullptr, nullptr, false,
+                         FP8ORT_FLOAT, workspace, n, 0};
+}
+
 template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
 fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, const epilogue_args& ep,
-                           hipStream_t stream) {
+                           const sm90_split& split, hipStream_t stream) {
     using tile = sm90_tile<BN, kBlocks>;
     CUtensorMap map_a, map_b;
     FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
@@ -409,27 +452,41 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a kernel"));
     const int64_t tiles = ((m + kBm - 1) / kBm) * ((n + BN - 1) / BN);
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
-    gemm_sm90_kernel<F, BN, Promote, kBlocks><<<static_cast<unsigned>(tiles), tile::kThreads, tile::kSmem, stream>>>(
-        map_a, map_b, m, n, k, ep);
-    return check_launch("fp8ort_gemm (wgmma_sm90a)");
+    const bool splitting = split.splits > 1;
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
+    gemm_sm90_kernel<F, BN, Promote, kBlocks><<<grid, tile::kThreads, tile::kSmem, stream>>>(
+        map_a, map_b, m, n, k, splitting ? raw_epilogue(split.workspace, n) : ep);
+    FP8ORT_TRY(check_launch("fp8ort_gemm (wgmma_sm90a)"));
+    if (!splitting) return FP8ORT_OK;
+    return launch_epilogue_apply(split.workspace, n, m, n, ep, stream, "fp8ort_gemm (split-K epilogue)", split.splits,
+                                 m * n);
+}
+
+// Tile width and blocks per multiprocessor of a GEMM variant.
+void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
+    switch (v) {
+        case sm90_variant::fast_accumulation: *bn = 256, *per_sm = 1; break;
+        case sm90_variant::two_blocks: *bn = k <= kBk ? 128 : 64, *per_sm = 2; break;
+        default: *bn = 128, *per_sm = 1; break;
+    }
 }
 
 template <fp8ort_fp8_format F>
 fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, sm90_variant v,
-                            const epilogue_args& ep, hipStream_t stream) {
+                            const epilogue_args& ep, const sm90_split& split, hipStream_t stream) {
     switch (v) {
-        case sm90_variant::fast_accumulation: return launch_typed<F, 256, false, 1>(a, b, m, n, k, ep, stream);
+        case sm90_variant::fast_accumulation: return launch_typed<F, 256, false, 1>(a, b, m, n, k, ep, split, stream);
         case sm90_variant::two_blocks:
             // one k-tile: no float32 promotion needed (the same sums), so the wide tile fits two blocks' registers
-            if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, stream);
-            return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, stream);
-        default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, stream);
+            if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, split, stream);
+            return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
+        default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }
 
 template <fp8ort_fp8_format F, int BN, int kBlocks>
 fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
-                                int64_t out_w, const epilogue_args& ep, hipStream_t stream) {
+                                int64_t out_w, const epilogue_args& ep, const sm90_split& split, hipStream_t stream) {
     using tile = sm90_tile<BN, kBlocks>;
     const auto src = make_conv_source<kConvSlots>(x, s, out_h, out_w);
     CUtensorMap map_b;
@@ -440,17 +497,23 @@ fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort
     FP8ORT_TRY(check_runtime(attr, "fp8ort_conv_nhwc: raising the shared-memory limit of the sm90a kernel"));
     const int64_t tiles = ((src.rows + kBm - 1) / kBm) * ((s.out_c + BN - 1) / BN);
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
-    conv_sm90_kernel<F, BN, kBlocks><<<static_cast<unsigned>(tiles), kThreadsSm90, tile::kSmem, stream>>>(map_b, src,
-                                                                                                        s.out_c, ep);
-    return check_launch("fp8ort_conv_nhwc (wgmma_sm90a)");
+    const bool splitting = split.splits > 1;
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
+    conv_sm90_kernel<F, BN, kBlocks><<<grid, kThreadsSm90, tile::kSmem, stream>>>(
+        map_b, src, s.out_c, splitting ? raw_epilogue(split.workspace, s.out_c) : ep);
+    FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (wgmma_sm90a)"));
+    if (!splitting) return FP8ORT_OK;
+    return launch_epilogue_apply(split.workspace, s.out_c, src.rows, s.out_c, ep, stream,
+                                 "fp8ort_conv_nhwc (split-K epilogue)", split.splits, src.rows * s.out_c);
 }
 
 template <fp8ort_fp8_format F>
 fp8ort_status launch_conv_format(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
-                                 int64_t out_w, sm90_variant v, const epilogue_args& ep, hipStream_t stream) {
-    if (v == sm90_variant::two_blocks) return launch_conv_typed<F, 64, 2>(x, w, s, out_h, out_w, ep, stream);
-    if (s.out_c <= 64) return launch_conv_typed<F, 64, 1>(x, w, s, out_h, out_w, ep, stream);
-    return launch_conv_typed<F, 128, 1>(x, w, s, out_h, out_w, ep, stream);
+                                 int64_t out_w, sm90_variant v, const epilogue_args& ep, const sm90_split& split,
+                                 hipStream_t stream) {
+    if (v == sm90_variant::two_blocks) return launch_conv_typed<F, 64, 2>(x, w, s, out_h, out_w, ep, split, stream);
+    if (s.out_c <= 64) return launch_conv_typed<F, 64, 1>(x, w, s, out_h, out_w, ep, split, stream);
+    return launch_conv_typed<F, 128, 1>(x, w, s, out_h, out_w, ep, split, stream);
 }
 
 }  // namespace
@@ -466,12 +529,19 @@ bool sm90_can_run(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
 #endif
 }
 
+int sm90_gemm_splits(int64_t m, int64_t n, int64_t k, sm90_variant variant) {
+    int bn = 128, per_sm = 1;
+    gemm_geometry(variant, k, &bn, &per_sm);
+    return split_count(((m + kBm - 1) / kBm) * ((n + bn - 1) / bn), (k + kBk - 1) / kBk, per_sm);
+}
+
 fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_format format, int64_t m, int64_t n,
-                               int64_t k, sm90_variant variant, const epilogue_args& ep, hipStream_t stream) {
+                               int64_t k, sm90_variant variant, const epilogue_args& ep, const sm90_split& split,
+                               hipStream_t stream) {
     if ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b)) % 16)
         return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: A and the packed weight must be 16-byte aligned for the sm90a kernel");
-    if (format == FP8ORT_E5M2) return launch_format<FP8ORT_E5M2>(a, b, m, n, k, variant, ep, stream);
-    return launch_format<FP8ORT_E4M3FN>(a, b, m, n, k, variant, ep, stream);
+    if (format == FP8ORT_E5M2) return launch_format<FP8ORT_E5M2>(a, b, m, n, k, variant, ep, split, stream);
+    return launch_format<FP8ORT_E4M3FN>(a, b, m, n, k, variant, ep, split, stream);
 }
 
 bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
@@ -485,23 +555,32 @@ bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 #endif
 }
 
+int sm90_conv_splits(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, sm90_variant variant) {
+    const int bn = variant == sm90_variant::two_blocks || s.out_c <= 64 ? 64 : 128;
+    const int64_t rows = s.batch * out_h * out_w, k = s.kernel_h * s.kernel_w * s.in_c;
+    return split_count(((rows + kBm - 1) / kBm) * ((s.out_c + bn - 1) / bn), (k + kBk - 1) / kBk,
+                       variant == sm90_variant::two_blocks ? 2 : 1);
+}
+
 fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
                                int64_t out_h, int64_t out_w, sm90_variant variant, const epilogue_args& ep,
-                               hipStream_t stream) {
-    if (format == FP8ORT_E5M2) return launch_conv_format<FP8ORT_E5M2>(x, w, s, out_h, out_w, variant, ep, stream);
-    return launch_conv_format<FP8ORT_E4M3FN>(x, w, s, out_h, out_w, variant, ep, stream);
+                               const sm90_split& split, hipStream_t stream) {
+    if (format == FP8ORT_E5M2) return launch_conv_format<FP8ORT_E5M2>(x, w, s, out_h, out_w, variant, ep, split, stream);
+    return launch_conv_format<FP8ORT_E4M3FN>(x, w, s, out_h, out_w, variant, ep, split, stream);
 }
 
 #else  // HIP: no Hopper kernel
 
 bool sm90_can_run(fp8ort_fp8_format, int64_t, int64_t, int64_t) { return false; }
+int sm90_gemm_splits(int64_t, int64_t, int64_t, sm90_variant) { return 1; }
+int sm90_conv_splits(const fp8ort_conv_shape&, int64_t, int64_t, sm90_variant) { return 1; }
 fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, int64_t, int64_t, int64_t, sm90_variant,
-                               const epilogue_args&, hipStream_t) {
+                               const epilogue_args&, const sm90_split&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wgmma kernel exists only in NVIDIA sm90a builds");
 }
 bool sm90_conv_can_run(fp8ort_fp8_format, const fp8ort_conv_shape&, const void*, const void*) { return false; }
 fp8ort_status launch_conv_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, const fp8ort_conv_shape&, int64_t,
-                               int64_t, sm90_variant, const epilogue_args&, hipStream_t) {
+                               int64_t, sm90_variant, const epilogue_args&, const sm90_split&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_conv_nhwc: the wgmma kernel exists only in NVIDIA sm90a builds");
 }
 

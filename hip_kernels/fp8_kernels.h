@@ -85,6 +85,16 @@ FP8ORT_GPU_API fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b,
 FP8ORT_GPU_API fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m,
                                          int64_t n, int64_t k, const fp8ort_epilogue* epilogue, void* y,
                                          void* stream);
+/* Split K. Where the sm90a kernel's tiles would leave multiprocessors idle (small M, long K), it can sum ranges of
+ * K in separate blocks into float32 scratch and apply the epilogue in a second kernel. fp8ort_gemm_workspace_bytes
+ * says how much device scratch that takes for these sizes on the current device (0: no split);
+ * fp8ort_gemm_ws splits when `workspace` (16-byte aligned, used only by the work enqueued on `stream`) has at least
+ * that many bytes, and otherwise runs as fp8ort_gemm. Results agree with the unsplit kernel up to float32
+ * summation order. */
+FP8ORT_GPU_API size_t fp8ort_gemm_workspace_bytes(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
+FP8ORT_GPU_API fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m,
+                                            int64_t n, int64_t k, const fp8ort_epilogue* epilogue, void* y,
+                                            void* workspace, size_t workspace_bytes, void* stream);
 /* Which GEMM kernel fp8ort_gemm picks for these sizes on the current device ("wgmma_sm90a", "mma_sync", ...). */
 FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
 /* Kernel choice (tests, benchmarks): 0 = automatic, 1 = the portable kernel, 2 = the sm90a kernel (refused if it
@@ -136,6 +146,11 @@ FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, con
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                               const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,
                                               void* stream);
+/* Split K for the convolution, as fp8ort_gemm_workspace_bytes / fp8ort_gemm_ws (1x1 stride-1 shapes ask the GEMM). */
+FP8ORT_GPU_API size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
+FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed, fp8ort_fp8_format format,
+                                                 const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,
+                                                 void* workspace, size_t workspace_bytes, void* stream);
 
 #ifdef __cplusplus
 }

@@ -142,6 +142,13 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_conv_kernel_name.argtypes = [i32, ctypes.POINTER(ConvShape)]
     lib.fp8ort_conv_kernel_name.restype = ctypes.c_char_p
     lib.fp8ort_conv_nhwc.argtypes = [p, p, i32, ctypes.POINTER(ConvShape), ctypes.POINTER(Epilogue), p, p]
+    lib.fp8ort_gemm_workspace_bytes.argtypes = [i32, i64, i64, i64]
+    lib.fp8ort_gemm_workspace_bytes.restype = ctypes.c_size_t
+    lib.fp8ort_gemm_ws.argtypes = [p, p, i32, i64, i64, i64, ctypes.POINTER(Epilogue), p, p, ctypes.c_size_t, p]
+    lib.fp8ort_conv_workspace_bytes.argtypes = [i32, ctypes.POINTER(ConvShape)]
+    lib.fp8ort_conv_workspace_bytes.restype = ctypes.c_size_t
+    lib.fp8ort_conv_nhwc_ws.argtypes = [p, p, i32, ctypes.POINTER(ConvShape), ctypes.POINTER(Epilogue), p, p,
+                                        ctypes.c_size_t, p]
     if hasattr(lib, "fp8ort_gemm_blaslt"):  # libraries built before the cuBLASLt route lack these
         lib.fp8ort_gemm_blaslt_workspace_bytes.argtypes = [i64, i64, i64]
         lib.fp8ort_gemm_blaslt_workspace_bytes.restype = ctypes.c_size_t
@@ -159,6 +166,8 @@ def load_kernels(path: Path) -> ctypes.CDLL:
         "fp8ort_gemm",
         "fp8ort_conv_pack_weight",
         "fp8ort_conv_nhwc",
+        "fp8ort_gemm_ws",
+        "fp8ort_conv_nhwc_ws",
     ):
         getattr(lib, fn).restype = i32
     return lib

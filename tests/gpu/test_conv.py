@@ -29,6 +29,7 @@ CASES = [
     (3, 20, 20, 48, 200, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
     (4, 30, 30, 64, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (1, 12, 12, 272, 136, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),  # ResNet-50's last 3x3 at batch 1: split K on sm90a
 ]
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
@@ -117,7 +118,15 @@ def test_conv(gpu, case, epi_cfg, kernel):
     lib.fp8ort_gemm_set_kernel_override(kernel)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
-        st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
+        ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
+        if case[:5] == (1, 7, 7, 512, 512) and name.startswith("wgmma"):
+            assert ws > 0, "4 tiles of 36 k-tiles on a whole GPU: the sm90a kernel should split K"
+        if ws:  # split K (small outputs, long K): partial sums in poisoned scratch, then the epilogue kernel
+            name += "+split_k"
+            st = lib.fp8ort_conv_nhwc_ws(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, rt.poisoned(ws), ws,
+                                         None)
+        else:
+            st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
         pointwise = kh == kw == 1 and strides == (1, 1) and pads == (0, 0, 0, 0) and group == 1
         if kernel in (4, 5) and pointwise and c % 16:  # a forced sm90a GEMM refuses K % 16 != 0 before launch
             assert st == 2 and b"K % 16 == 0" in lib.fp8ort_gpu_last_error()

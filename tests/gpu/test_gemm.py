@@ -45,7 +45,7 @@ EPILOGUES = [
 OK, INVALID_ARGUMENT, UNSUPPORTED = 0, 1, 2
 
 
-def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False):
+def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False, split=True):
     """One GEMM on random operands: (got, want, kernel name, abs_sum or None).
 
     ``blaslt``: through fp8ort_gemm_blaslt instead of fp8ort_gemm (``kernel`` unused); ``skip_unsupported``: skip
@@ -98,7 +98,13 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
         lib.fp8ort_gemm_set_kernel_override(kernel)
         try:
             name = lib.fp8ort_gemm_kernel_name(fmt.onnx_type, m, n, k).decode()
-            st = lib.fp8ort_gemm(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, None)
+            ws = lib.fp8ort_gemm_workspace_bytes(fmt.onnx_type, m, n, k) if split else 0
+            if ws:  # split K: partial sums in poisoned scratch, then the epilogue kernel
+                name += "+split_k"
+                st = lib.fp8ort_gemm_ws(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, rt.poisoned(ws), ws,
+                                        None)
+            else:
+                st = lib.fp8ort_gemm(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, None)
             assert st == OK, lib.fp8ort_gpu_last_error()
             got = rt.from_device(d_y, (m, n), out_t)
         finally:
@@ -126,6 +132,29 @@ def test_gemm_shapes(gpu, shape, kernel):
     for i, cfg in enumerate(EPILOGUES[:2] if m * n * k > 1e8 else EPILOGUES):
         got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
         print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
+
+
+# Small M, long K: the sm90a kernel splits K over blocks (fp8ort_gemm_ws), float32 partial sums in scratch.
+@pytest.mark.parametrize("kernel", [0, 3, 5], ids=["auto", "fast_accum", "sm90a_2blocks"])
+@pytest.mark.parametrize(
+    "shape", [(64, 64, 4096), (17, 256, 2048), (49, 512, 4608)], ids=lambda s: "x".join(map(str, s))
+)
+def test_gemm_split_k(gpu, shape, kernel):
+    lib, _ = gpu
+    m, n, k = shape
+    lib.fp8ort_gemm_set_kernel_override(kernel)
+    try:
+        name = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
+        ws = lib.fp8ort_gemm_workspace_bytes(nx.E4M3FN.onnx_type, m, n, k)
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+    if not name.startswith("wgmma"):
+        pytest.skip("no sm90a kernel for this device or shape")
+    assert ws >= 2 * m * n * 4, "these shapes leave most multiprocessors idle: the sm90a kernel should split K"
+    for i, cfg in enumerate(EPILOGUES):
+        got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
+        assert name.endswith("+split_k")
+        check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum)
 
 
 @pytest.mark.parametrize("fmt", [nx.E4M3FN, nx.E5M2], ids=str)
