@@ -24,12 +24,12 @@ echo "builds: libfp8ort.so rc=$brc, kernel library rc=$krc, $(( $(date +%s) - st
 snapshot() { tar czf "$OUT/h200_full.tgz" -C "$o" .; }  # after every step: a call cut at its time limit keeps the rest
 # kernel tests use the image's own Python packages (torch); ORT's go after
 if [ $krc = 0 ]; then
-    PYTHONPATH=$PWD FP8ORT_TEST_STATS="$o/test_stats.txt" python3 -m pytest tests/gpu -q -p no:cacheprovider \
+    PYTHONPATH=$PWD FP8ORT_TEST_STATS="$o/test_stats.txt" timeout 150 python3 -m pytest tests/gpu -q -p no:cacheprovider \
         > "$o/kernel_tests.log" 2>&1; echo "kernel tests: $(tail -1 "$o/kernel_tests.log")"; snapshot
 fi
 (
     export PYTHONPATH=/tmp/ortsite:/tmp/site:$PWD FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so
-    python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>    python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&11
     echo "CUDA-EP tests: $(tail -1 "$o/gpu_ort.log")"; snapshot
     timeout "${BENCH_TIMEOUT:-300}" python3 bench/resnet50_gpu.py --runs 20 --out "$o/resnet50_gpu.json" > "$o/bench.log" 2>&1
     echo "resnet50_gpu.py rc=$?"; grep -E "^batch" "$o/bench.log"; snapshot
