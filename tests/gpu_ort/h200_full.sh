@@ -29,7 +29,7 @@ if [ $krc = 0 ]; then
 fi
 (
     export PYTHONPATH=/tmp/ortsite:/tmp/site:$PWD FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so
-    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>    python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&11
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu_ort tests/test_models.py > "$o/gpu_ort.log" 2>&1
     echo "CUDA-EP tests: $(tail -1 "$o/gpu_ort.log")"; snapshot
     timeout "${BENCH_TIMEOUT:-300}" python3 bench/resnet50_gpu.py --runs 20 --out "$o/resnet50_gpu.json" > "$o/bench.log" 2>&1
     echo "resnet50_gpu.py rc=$?"; grep -E "^batch" "$o/bench.log"; snapshot
