@@ -36,7 +36,7 @@ fi
 )
 if [ $krc = 0 ]; then
     PYTHONPATH=$PWD timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest \
-        tests/gpu -q -x -p no:cacheprovider -k "conv and auto and (n2h9 or n2h13 or n1h14 or n3h20 or n1h8) or gemm_shapes and auto and (129x257 or 17x33)" \
+        tests/gpu -q -x -p no:cacheprovider -k "conv and auto and (n2h9 or n2h13 or n1h14 or n3h20 or n1h8 or n1h7w7c512) or gemm_shapes and auto and (129x257 or 17x33) or gemm_split_k and auto and 17x256" \
         > "$o/memcheck.log" 2>&1; echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$o/memcheck.log" | tail -2 | tr '\n' ' ')"
     snapshot
     PYTHONPATH=$PWD timeout "${LAYERS_TIMEOUT:-150}" python3 bench/conv_layers.py --batch 256 32 1 --json "$o/conv_layers.json" \
