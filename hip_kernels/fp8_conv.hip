@@ -177,10 +177,8 @@ static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 extern "C" size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_workspace_bytes", s) != FP8ORT_OK || !is_fp8_type(format)) return 0;
     if (is_pointwise(s)) return fp8ort_gemm_workspace_bytes(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
-    const int splits = conv_splits(format, *s, nullptr, nullptr);
-    if (splits < 2) return 0;
     const int64_t outputs = s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c;
-    return static_cast<size_t>(splits) * static_cast<size_t>(outputs) * sizeof(float);
+    return sm90_split_bytes(conv_splits(format, *s, nullptr, nullptr), outputs);
 }
 
 extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
@@ -207,15 +205,8 @@ extern "C" fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed
     const uint8_t* x8 = static_cast<const uint8_t*>(x);
     const uint8_t* w8 = static_cast<const uint8_t*>(w_packed);
     const hipStream_t st = as_stream(stream);
-    sm90_split split;
-    const int splits = conv_splits(format, *s, x, w_packed);
-    const size_t need = static_cast<size_t>(splits) *
-                        static_cast<size_t>(s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c) *
-                        sizeof(float);
-    if (splits > 1 && workspace && workspace_bytes >= need && reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
-        split.splits = splits;
-        split.workspace = static_cast<float*>(workspace);
-    }
+    const int64_t outputs = s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c;
+    const sm90_split split = sm90_split_for(conv_splits(format, *s, x, w_packed), outputs, workspace, workspace_bytes);
     fp8ort_status r;
     switch (format) {
         case FP8ORT_E4M3FN: r = launch_conv<FP8ORT_E4M3FN>(x8, w8, *s, ep, split, st); break;

@@ -173,8 +173,8 @@ static bool sm90_plan(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k,
 extern "C" size_t fp8ort_gemm_workspace_bytes(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
     sm90_variant variant;
     int splits = 1;
-    if (m <= 0 || n <= 0 || k <= 0 || !sm90_plan(format, m, n, k, &variant, &splits) || splits < 2) return 0;
-    return static_cast<size_t>(splits) * static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float);
+    if (m <= 0 || n <= 0 || k <= 0 || !sm90_plan(format, m, n, k, &variant, &splits)) return 0;
+    return sm90_split_bytes(splits, m * n);
 }
 
 extern "C" fp8ort_status fp8ort_gemm(const void* a, const void* b_packed, fp8ort_fp8_format format, int64_t m, int64_t n,
@@ -205,12 +205,7 @@ extern "C" fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed, fp8
         return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
                     "float8e4m3fn/e5m2 and K %% 16 == 0)", op);
     if (sm90) {
-        sm90_split split;
-        const size_t need = static_cast<size_t>(splits) * static_cast<size_t>(m) * static_cast<size_t>(n) * sizeof(float);
-        if (splits > 1 && workspace && workspace_bytes >= need && reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
-            split.splits = splits;
-            split.workspace = static_cast<float*>(workspace);
-        }
+        const sm90_split split = sm90_split_for(splits, m * n, workspace, workspace_bytes);
         FP8ORT_TRY(launch_gemm_sm90(a8, b8, format, m, n, k, variant, ep, split, s));
         return ok();
     }

@@ -25,6 +25,20 @@ struct sm90_split {
     int splits = 1;
     float* workspace = nullptr;
 };
+// Scratch bytes for `splits` partial sums of `outputs` values (0 when splits < 2).
+inline size_t sm90_split_bytes(int splits, int64_t outputs) {
+    return splits < 2 ? 0 : static_cast<size_t>(splits) * static_cast<size_t>(outputs) * sizeof(float);
+}
+// The split a launch uses: `splits` when the caller's workspace holds them (16-byte aligned), else one pass.
+inline sm90_split sm90_split_for(int splits, int64_t outputs, void* workspace, size_t workspace_bytes) {
+    sm90_split split;
+    if (splits > 1 && workspace && workspace_bytes >= sm90_split_bytes(splits, outputs) &&
+        reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
+        split.splits = splits;
+        split.workspace = static_cast<float*>(workspace);
+    }
+    return split;
+}
 // Splits that fill the device's multiprocessors for this problem (1: none).
 int sm90_gemm_splits(int64_t m, int64_t n, int64_t k, sm90_variant variant);
 fp8ort_status launch_gemm_sm90(const uint8_t* a, const uint8_t* b, fp8ort_fp8_format format, int64_t m, int64_t n,

@@ -45,7 +45,7 @@ EPILOGUES = [
 OK, INVALID_ARGUMENT, UNSUPPORTED = 0, 1, 2
 
 
-def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False, split=True):
+def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False):
     """One GEMM on random operands: (got, want, kernel name, abs_sum or None).
 
     ``blaslt``: through fp8ort_gemm_blaslt instead of fp8ort_gemm (``kernel`` unused); ``skip_unsupported``: skip
@@ -98,7 +98,7 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
         lib.fp8ort_gemm_set_kernel_override(kernel)
         try:
             name = lib.fp8ort_gemm_kernel_name(fmt.onnx_type, m, n, k).decode()
-            ws = lib.fp8ort_gemm_workspace_bytes(fmt.onnx_type, m, n, k) if split else 0
+            ws = lib.fp8ort_gemm_workspace_bytes(fmt.onnx_type, m, n, k)
             if ws:  # split K: partial sums in poisoned scratch, then the epilogue kernel
                 name += "+split_k"
                 st = lib.fp8ort_gemm_ws(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, rt.poisoned(ws), ws,
