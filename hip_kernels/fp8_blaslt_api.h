@@ -11,6 +11,14 @@
 namespace fp8ort {
 namespace lt {
 
+constexpr const char* kVendor = "cuBLASLt";
+constexpr const char* kSymbolPrefix = "cublasLt";
+// Tried in order: CUDA 13, then CUDA 12.
+constexpr const char* kLibraryNames[] = {"libcublasLt.so.13", "libcublasLt.so.12"};
+constexpr const char* kInstallHint =
+    "install cuBLAS (the CUDA toolkit, or pip install nvidia-cublas) where the dynamic loader finds it (ld.so.conf "
+    "or LD_LIBRARY_PATH)";
+
 // Opaque objects: cuBLASLt hands out pointers to them.
 struct context;            // cublasLtContext
 struct matmul_desc_obj;    // cublasLtMatmulDescOpaque_t
@@ -39,6 +47,22 @@ constexpr status_t kStatusExecutionFailed = 13;
 constexpr status_t kStatusInternalError = 14;
 constexpr status_t kStatusNotSupported = 15;
 constexpr status_t kStatusLicenseError = 16;
+struct status_name {
+    status_t value;
+    const char* name;
+};
+constexpr status_name kStatusNames[] = {
+    {kStatusSuccess, "CUBLAS_STATUS_SUCCESS"},
+    {kStatusNotInitialized, "CUBLAS_STATUS_NOT_INITIALIZED"},
+    {kStatusAllocFailed, "CUBLAS_STATUS_ALLOC_FAILED"},
+    {kStatusInvalidValue, "CUBLAS_STATUS_INVALID_VALUE"},
+    {kStatusArchMismatch, "CUBLAS_STATUS_ARCH_MISMATCH"},
+    {kStatusMappingError, "CUBLAS_STATUS_MAPPING_ERROR"},
+    {kStatusExecutionFailed, "CUBLAS_STATUS_EXECUTION_FAILED"},
+    {kStatusInternalError, "CUBLAS_STATUS_INTERNAL_ERROR"},
+    {kStatusNotSupported, "CUBLAS_STATUS_NOT_SUPPORTED"},
+    {kStatusLicenseError, "CUBLAS_STATUS_LICENSE_ERROR"},
+};
 
 // cublasOperation_t (stored in the descriptor as int32_t)
 constexpr int32_t kOpN = 0;

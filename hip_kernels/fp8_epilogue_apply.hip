@@ -1,8 +1,8 @@
 // fp8ort_epilogue_apply: the GEMM epilogue (fp8_epilogue.h) over a float32 accumulator matrix, as its own pass.
-// The cuBLASLt route (fp8_blaslt.cc) lets cuBLASLt sum and runs this after it, so that the numerics stay ours.
+// The BLAS-Lt route (fp8_blaslt.cc) lets cuBLASLt or hipBLASLt sum and runs this after it, so that the numerics
+// stay ours.
 // One thread owns kApplyCols columns kApplyThreads apart, so every load and store of a warp is contiguous, and
 // walks rows with a grid stride; a column's scale and bias are loaded once.
-// HIP builds have no BLAS-Lt route yet: the fp8ort_gemm_blaslt entry points below refuse politely.
 #include "fp8_epilogue_apply.h"
 
 namespace fp8ort {
@@ -65,18 +65,3 @@ extern "C" fp8ort_status fp8ort_epilogue_apply(const float* acc, int64_t ld_acc,
     FP8ORT_TRY(launch_epilogue_apply(acc, ld_acc, m, n, ep, as_stream(stream), op));
     return ok();
 }
-
-#if defined(FP8ORT_HIP)
-// hipBLASLt is not wired up yet: the BLAS-Lt entry points exist so that callers link, and say so.
-extern "C" size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t, int64_t, int64_t) { return 0; }
-
-extern "C" fp8ort_status fp8ort_gemm_blaslt(const void*, const void*, fp8ort_fp8_format, int64_t, int64_t, int64_t,
-                                            const fp8ort_epilogue*, void*, void*, size_t, void*) {
-    return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm_blaslt: hipBLASLt route not built; fp8ort_gemm is the GEMM here");
-}
-
-extern "C" int fp8ort_blaslt_available(void) {
-    fail(FP8ORT_UNSUPPORTED, "fp8ort_blaslt_available: hipBLASLt route not built");
-    return 0;
-}
-#endif

@@ -95,6 +95,13 @@ fp8ort_status core_supports(const char* op, fp8ort_fp8_format format) {
     return FP8ORT_OK;
 }
 
+fp8ort_status current_gpu_arch(int* arch) {
+    device_info dev;
+    FP8ORT_TRY(current_device(&dev));
+    *arch = dev.arch;
+    return FP8ORT_OK;
+}
+
 int gemm_kernel_override() { return g_kernel_override.load(); }
 
 bool device_is_sm90() {

@@ -103,12 +103,15 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * 4 = the sm90a kernel with one block per multiprocessor, 5 = with two (2 picks by K: two blocks for K <= 512). */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 
-/* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt, opened at run time; never linked) ----
- * cuBLASLt only accumulates: D[M, N] (float32 scratch) = A[M, K] . packed^T, FP8 inputs, float32 accumulation
- * without fast accumulation, alpha 1, no scales; fp8ort_epilogue_apply then runs fp8ort's own epilogue over D.
- * So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, N % 16 == 0, A and the packed
- * weight 16-byte aligned, float8e4m3fn (float8e5m2 where cuBLASLt multiplies it), an sm_89+ GPU and libcublasLt.so.13
- * or .so.12 loadable; otherwise FP8ORT_UNSUPPORTED (fall back to fp8ort_gemm). HIP builds: always unsupported. */
+/* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never
+ * linked) ----
+ * The library only accumulates: D[M, N] (float32 scratch) = A[M, K] . packed^T, FP8 inputs, float32 accumulation
+ * (on NVIDIA without fast accumulation), alpha 1, no scales; fp8ort_epilogue_apply then runs fp8ort's own epilogue
+ * over D. So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, N % 16 == 0, A and
+ * the packed weight 16-byte aligned, a format the GPU multiplies (NVIDIA sm_89+: float8e4m3fn, float8e5m2 where
+ * cuBLASLt has it; gfx942: the FNUZ formats; gfx950, gfx12: the OCP formats) and libcublasLt.so.13/.12 or
+ * libhipblaslt.so.1/.0 loadable; otherwise FP8ORT_UNSUPPORTED (fall back to fp8ort_gemm). The hipBLASLt side has
+ * never run on a GPU. */
 /* Scratch bytes fp8ort_gemm_blaslt needs for these sizes (D plus cuBLASLt's own workspace; any alignment). */
 FP8ORT_GPU_API size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, int64_t k);
 /* Y[M, N] = epilogue(A[M, K] . packed^T) through cuBLASLt; `workspace` is device memory of at least
@@ -116,7 +119,8 @@ FP8ORT_GPU_API size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, i
 FP8ORT_GPU_API fp8ort_status fp8ort_gemm_blaslt(const void* a, const void* b_packed, fp8ort_fp8_format format,
                                                 int64_t m, int64_t n, int64_t k, const fp8ort_epilogue* epilogue,
                                                 void* y, void* workspace, size_t workspace_bytes, void* stream);
-/* 1 when cuBLASLt is loaded and the current device is sm_89 or newer; else 0, and fp8ort_gpu_last_error() says why. */
+/* 1 when the library is loaded and the current device is one it multiplies FP8 on (sm_89+; gfx942, gfx950, gfx12);
+ * else 0, and fp8ort_gpu_last_error() says why. */
 FP8ORT_GPU_API int fp8ort_blaslt_available(void);
 /* Y[M, N] = epilogue(acc[M, N]): the epilogue alone, over float32 accumulators from elsewhere (device memory, row
  * stride ld_acc >= N elements). fp8_epilogue_apply.hip; the numerics are fp8_epilogue.h's. */

@@ -15,6 +15,9 @@
 #      gfx942           v_mfma_*fp8*              FP8 MFMA (FNUZ on MI300)
 #      gfx1200, gfx1201 v_wmma_*fp8*              FP8 WMMA (OCP, RDNA4)
 #      gfx1100          v_wmma_f32_16x16x16_f16   RDNA3 has no FP8 instructions: FP8 is decoded to f16
+#    and the hipBLASLt route is compiled in but not linked (dlopen at run time); hip_kernels/fp8_hipblaslt_api.h,
+#    fp8ort's own declarations of hipBLASLt's ABI, is compared with sid's libhipblaslt-dev headers
+#    (tests/gpu/check_hipblaslt_abi.cc).
 # 3. gfx950 (MI350): LLVM 19 does not know it. Debian 12 also ships clang-22 (bookworm-security), which compiles
 #    hip_kernels/*.hip device-only for gfx950 with sid's rocm-device-libs-21 bitcode; its ISA must hold
 #    v_mfma_*fp8* (the gfx942 mnemonic: gfx950 keeps the opcodes and reads their operands as OCP FP8). gfx950 is
@@ -90,6 +93,13 @@ if ! compgen -G "$hip_root/lib/x86_64-linux-gnu/libamdhip64.so.6.*" >/dev/null |
     echo "hip_check: fetching libamdhip64-dev and libamdhip64-6 (sid)"
     rm -rf "$cache/hip"
     fetch_debs sid "$cache/hip" libamdhip64-dev libamdhip64-6   # one download: the same version
+fi
+hipblaslt_root="$cache/hipblaslt/usr"   # include/hipblaslt, include/hipblas-common: headers only
+if [ ! -f "$hipblaslt_root/include/hipblaslt/hipblaslt.h" ] ||
+    [ ! -f "$hipblaslt_root/include/hipblas-common/hipblas-common.h" ]; then
+    echo "hip_check: fetching libhipblaslt-dev and libhipblas-common-dev (sid)"
+    rm -rf "$cache/hipblaslt"
+    fetch_debs sid "$cache/hipblaslt" libhipblaslt-dev libhipblas-common-dev
 fi
 bitcode_dir() { dirname "$(find "$1" -name ocml.bc 2>/dev/null | head -1)"; }
 if [ -z "$(find "$cache/bitcode" -name ocml.bc 2>/dev/null | head -1)" ]; then
@@ -168,6 +178,26 @@ if grep -q 'NEEDED.*\[libamdhip64\.so\.6\]' <<<"$(readelf -d "$lib")"; then
     echo "hip_check: needs libamdhip64.so.6 ($(nm -D --undefined-only "$lib" | grep -c '@hip_') HIP runtime symbols)"
 else
     echo "hip_check: FAILED: $lib does not link libamdhip64.so.6" >&2
+    status=1
+fi
+# hipBLASLt is opened at run time: the library must not need it, and must name its sonames for dlopen.
+if grep -q 'NEEDED.*hipblaslt' <<<"$(readelf -d "$lib")"; then
+    echo "hip_check: FAILED: $lib links hipBLASLt (it must dlopen it)" >&2
+    status=1
+elif ! grep -q -a 'libhipblaslt\.so\.1' "$lib"; then
+    echo "hip_check: FAILED: $lib does not name libhipblaslt.so.1 (hipBLASLt route not compiled in?)" >&2
+    status=1
+else
+    echo "hip_check: hipBLASLt route compiled in, opened at run time (not linked)"
+fi
+# fp8ort's hand-written hipBLASLt declarations against the real headers (host compile, no GPU)
+if clang++-19 -std=c++17 -Wall -Wextra -D__HIP_PLATFORM_AMD__ -isystem "$hipblaslt_root/include" \
+    -isystem "$hip_root/include" -I "$root/hip_kernels" "$root/tests/gpu/check_hipblaslt_abi.cc" \
+    -o "$out/check_hipblaslt_abi" >"$out/check_hipblaslt_abi.log" 2>&1 && "$out/check_hipblaslt_abi"; then
+    echo "hip_check: hipBLASLt ABI ok (hip_kernels/fp8_hipblaslt_api.h against Debian's libhipblaslt-dev)"
+else
+    cat "$out/check_hipblaslt_abi.log" >&2
+    echo "hip_check: FAILED: hip_kernels/fp8_hipblaslt_api.h differs from hipblaslt.h" >&2
     status=1
 fi
 if grep -q -a 'ROCMExecutionProvider' "$lib"; then

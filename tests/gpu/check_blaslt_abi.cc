@@ -6,9 +6,8 @@
 
 #include <cstddef>
 #include <cstdio>
-#include <tuple>
-#include <type_traits>
 
+#include "abi_compare.h"
 #include "fp8_blaslt_api.h"
 
 namespace lt = fp8ort::lt;
@@ -52,42 +51,6 @@ static_assert(offsetof(lt::heuristic_result, waves_count) == offsetof(cublasLtMa
 static_assert(offsetof(lt::heuristic_result, reserved) == offsetof(cublasLtMatmulHeuristicResult_t, reserved));
 
 // ---- functions: same return and parameter ABI classes ----
-template <typename T>
-constexpr int abi_kind() {
-    if constexpr (std::is_pointer_v<T>) return 1;
-    else if constexpr (std::is_floating_point_v<T>) return 2;
-    else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return 3;
-    else return 0;  // anything else (a struct by value) never matches
-}
-template <typename A, typename B>
-constexpr bool same_abi() {
-    if constexpr (std::is_void_v<A> || std::is_void_v<B>) return std::is_void_v<A> && std::is_void_v<B>;
-    else return sizeof(A) == sizeof(B) && abi_kind<A>() == abi_kind<B>() && abi_kind<A>() != 0;
-}
-template <typename F>
-struct signature;
-template <typename R, typename... Args>
-struct signature<R (*)(Args...)> {
-    using ret = R;
-    using args = std::tuple<Args...>;
-};
-template <typename Ours, typename Theirs, size_t... I>
-constexpr bool same_params(std::index_sequence<I...>) {
-    using a = typename signature<Ours>::args;
-    using b = typename signature<Theirs>::args;
-    return (same_abi<std::tuple_element_t<I, a>, std::tuple_element_t<I, b>>() && ...);
-}
-template <typename Ours, typename Theirs>
-constexpr bool same_function() {
-    using a = typename signature<Ours>::args;
-    using b = typename signature<Theirs>::args;
-    if constexpr (std::tuple_size_v<a> != std::tuple_size_v<b>) return false;
-    else return same_abi<typename signature<Ours>::ret, typename signature<Theirs>::ret>() &&
-                same_params<Ours, Theirs>(std::make_index_sequence<std::tuple_size_v<a>>{});
-}
-#define FP8ORT_SAME_FUNCTION(ours, theirs) \
-    static_assert(same_function<lt::ours, decltype(&theirs)>(), #theirs ": parameters differ from lt::" #ours)
-
 FP8ORT_SAME_FUNCTION(pfn_create, cublasLtCreate);
 FP8ORT_SAME_FUNCTION(pfn_get_version, cublasLtGetVersion);
 FP8ORT_SAME_FUNCTION(pfn_matmul_desc_create, cublasLtMatmulDescCreate);

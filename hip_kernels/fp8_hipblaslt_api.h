@@ -1,0 +1,143 @@
+// The part of hipBLASLt's C ABI that fp8_blaslt.cc uses on AMD, declared here for the same reason as
+// fp8_blaslt_api.h on NVIDIA: libhipblaslt is opened at run time (dlopen), never linked, so libfp8ort loads where
+// hipBLASLt is absent and builds where its headers are. The names in namespace lt are the ones fp8_blaslt_api.h
+// gives cuBLASLt's; the values are those of hipblaslt.h / hipblas-common.h / hip/library_types.h (hipBLASLt 1.1,
+// ROCm 7.1, and the 0.x line of ROCm 6 agree on all of them). tools/hip_check.sh compiles
+// tests/gpu/check_hipblaslt_abi.cc, which checks every one against the real headers.
+// Plain C++17, no HIP header needed: a stream is passed as the pointer that hipStream_t is.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace fp8ort {
+namespace lt {
+
+constexpr const char* kVendor = "hipBLASLt";
+constexpr const char* kSymbolPrefix = "hipblasLt";
+// Tried in order: ROCm 7 (hipBLASLt 1.x), then ROCm 6 (0.x).
+constexpr const char* kLibraryNames[] = {"libhipblaslt.so.1", "libhipblaslt.so.0"};
+constexpr const char* kInstallHint =
+    "install hipBLASLt (ROCm's hipblaslt package, or Debian's libhipblaslt1) where the dynamic loader finds it "
+    "(ld.so.conf or LD_LIBRARY_PATH)";
+
+// Opaque objects. hipBLASLt's handle is a void*; the descriptors are pointers to small structs it fills.
+struct matmul_desc_obj;    // hipblasLtMatmulDescOpaque_t
+struct matrix_layout_obj;  // hipblasLtMatrixLayoutOpaque_t
+struct preference_obj;     // hipblasLtMatmulPreferenceOpaque_t
+using handle_t = void*;
+using matmul_desc_t = matmul_desc_obj*;
+using matrix_layout_t = matrix_layout_obj*;
+using preference_t = preference_obj*;
+
+// C enums are int-sized.
+using status_t = int;        // hipblasStatus_t
+using compute_type_t = int;  // hipblasComputeType_t
+using data_type_t = int;     // hipDataType
+using desc_attr_t = int;     // hipblasLtMatmulDescAttributes_t
+using pref_attr_t = int;     // hipblasLtMatmulPreferenceAttributes_t
+
+// hipblasStatus_t
+constexpr status_t kStatusSuccess = 0;
+constexpr status_t kStatusNotInitialized = 1;
+constexpr status_t kStatusAllocFailed = 2;
+constexpr status_t kStatusInvalidValue = 3;
+constexpr status_t kStatusMappingError = 4;
+constexpr status_t kStatusExecutionFailed = 5;
+constexpr status_t kStatusInternalError = 6;
+constexpr status_t kStatusNotSupported = 7;
+constexpr status_t kStatusArchMismatch = 8;
+constexpr status_t kStatusHandleIsNull = 9;
+constexpr status_t kStatusInvalidEnum = 10;
+constexpr status_t kStatusUnknown = 11;
+struct status_name {
+    status_t value;
+    const char* name;
+};
+constexpr status_name kStatusNames[] = {
+    {kStatusSuccess, "HIPBLAS_STATUS_SUCCESS"},
+    {kStatusNotInitialized, "HIPBLAS_STATUS_NOT_INITIALIZED"},
+    {kStatusAllocFailed, "HIPBLAS_STATUS_ALLOC_FAILED"},
+    {kStatusInvalidValue, "HIPBLAS_STATUS_INVALID_VALUE"},
+    {kStatusMappingError, "HIPBLAS_STATUS_MAPPING_ERROR"},
+    {kStatusExecutionFailed, "HIPBLAS_STATUS_EXECUTION_FAILED"},
+    {kStatusInternalError, "HIPBLAS_STATUS_INTERNAL_ERROR"},
+    {kStatusNotSupported, "HIPBLAS_STATUS_NOT_SUPPORTED"},
+    {kStatusArchMismatch, "HIPBLAS_STATUS_ARCH_MISMATCH"},
+    {kStatusHandleIsNull, "HIPBLAS_STATUS_HANDLE_IS_NULLPTR"},
+    {kStatusInvalidEnum, "HIPBLAS_STATUS_INVALID_ENUM"},
+    {kStatusUnknown, "HIPBLAS_STATUS_UNKNOWN"},
+};
+
+// hipblasOperation_t (stored in the descriptor as int32_t)
+constexpr int32_t kOpN = 111;
+constexpr int32_t kOpT = 112;
+
+// hipblasComputeType_t: float32 accumulation
+constexpr compute_type_t kCompute32F = 2;
+
+// hipDataType
+constexpr data_type_t kR32F = 0;
+constexpr data_type_t kR8F_E4M3 = 28;        // OCP (gfx950, gfx12)
+constexpr data_type_t kR8F_E5M2 = 29;
+constexpr data_type_t kR8F_E4M3_FNUZ = 1000;  // FNUZ (gfx942)
+constexpr data_type_t kR8F_E5M2_FNUZ = 1001;
+
+// hipblasLtMatmulDescAttributes_t
+constexpr desc_attr_t kDescTransA = 0;    // int32_t hipblasOperation_t
+constexpr desc_attr_t kDescTransB = 1;    // int32_t hipblasOperation_t
+constexpr desc_attr_t kDescEpilogue = 2;  // uint32_t hipblasLtEpilogue_t
+
+// hipblasLtEpilogue_t: no epilogue
+constexpr uint32_t kEpilogueDefault = 1;
+
+// hipblasLtMatmulPreferenceAttributes_t (hipBLASLt has no alignment preferences)
+constexpr pref_attr_t kPrefMaxWorkspaceBytes = 1;  // uint64_t
+
+// hipblasLtMatmulAlgo_t: 16 bytes of algorithm index and the workspace it may use; copied freely.
+struct matmul_algo {
+    uint8_t data[16];
+    size_t max_workspace_bytes;
+};
+
+// hipblasLtMatmulHeuristicResult_t
+struct heuristic_result {
+    matmul_algo algo;
+    size_t workspace_size;
+    status_t state;
+    float waves_count;
+    int reserved[4];
+};
+static_assert(sizeof(matmul_algo) == 24, "hipblasLtMatmulAlgo_t is 16 bytes and a size_t");
+static_assert(sizeof(heuristic_result) == 56, "hipblasLtMatmulHeuristicResult_t layout");
+static_assert(offsetof(heuristic_result, workspace_size) == 24 && offsetof(heuristic_result, state) == 32 &&
+                  offsetof(heuristic_result, waves_count) == 36 && offsetof(heuristic_result, reserved) == 40,
+              "hipblasLtMatmulHeuristicResult_t field offsets");
+
+// The functions, as pointer types; each `pfn_x` is resolved from the symbol `hipblasLtX`.
+extern "C" {
+using pfn_create = status_t (*)(handle_t* handle);
+using pfn_get_version = status_t (*)(handle_t handle, int* version);  // needs a handle, unlike cuBLASLt's
+using pfn_matmul_desc_create = status_t (*)(matmul_desc_t* desc, compute_type_t compute, data_type_t scale_type);
+using pfn_matmul_desc_destroy = status_t (*)(matmul_desc_t desc);
+using pfn_matmul_desc_set_attribute = status_t (*)(matmul_desc_t desc, desc_attr_t attr, const void* buf,
+                                                   size_t bytes);
+using pfn_matrix_layout_create = status_t (*)(matrix_layout_t* layout, data_type_t type, uint64_t rows,
+                                              uint64_t cols, int64_t ld);
+using pfn_matrix_layout_destroy = status_t (*)(matrix_layout_t layout);
+using pfn_preference_create = status_t (*)(preference_t* pref);
+using pfn_preference_destroy = status_t (*)(preference_t pref);
+using pfn_preference_set_attribute = status_t (*)(preference_t pref, pref_attr_t attr, const void* buf,
+                                                  size_t bytes);
+using pfn_algo_get_heuristic = status_t (*)(handle_t handle, matmul_desc_t desc, matrix_layout_t a,
+                                            matrix_layout_t b, matrix_layout_t c, matrix_layout_t d,
+                                            preference_t pref, int requested, heuristic_result* results,
+                                            int* returned);
+using pfn_matmul = status_t (*)(handle_t handle, matmul_desc_t desc, const void* alpha, const void* a,
+                                matrix_layout_t a_layout, const void* b, matrix_layout_t b_layout, const void* beta,
+                                const void* c, matrix_layout_t c_layout, void* d, matrix_layout_t d_layout,
+                                const matmul_algo* algo, void* workspace, size_t workspace_bytes, void* stream);
+}
+
+}  // namespace lt
+}  // namespace fp8ort
