@@ -138,34 +138,32 @@ __device__ __forceinline__ void load_z4(const epilogue_args& p, const epilogue_s
     }
 }
 
-// q(v[e], scale) with saturation for 4 values, as quantize_fp8. On NVIDIA sm_89+ the OCP formats take one
-// branch per 4 values: when the scale and all four values allow the corrected quotient (fp8_quotient_in_range),
-// the hardware conversion encodes them (cvt.rn.satfinite: round to nearest even, saturating, the same codes as
-// the exact encoder for every non-NaN input); otherwise (NaN, infinities, extreme values) each goes through
-// quantize_fp8.
+// q(v[e], scale) with saturation for 4 values, as quantize_fp8, packed little-endian (v[0] in the low byte). On
+// NVIDIA sm_89+ the OCP formats take one uniform test per 4 values: unless one of them is NaN (their sum is NaN
+// then, or when +inf meets -inf: those also take the exact path) and when the scale is in the prepared range,
+// fp8_quotient_fast gives each quotient without a branch and the hardware conversion encodes them
+// (cvt.rn.satfinite: round to nearest even, saturating, the same codes as the exact encoder for every non-NaN
+// input, infinities included). NaN keeps its sign through quantize_fp8.
 template <fp8ort_fp8_format F>
-__device__ __forceinline__ void quantize4(const float (&v)[4], const fp8_divisor& scale, uint8_t (&q)[4]) {
+__device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_divisor& scale) {
 #if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
-        bool fast = scale.fast;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) fast &= fp8_quotient_in_range(v[e]);
-        if (fast) {
+        const float sum = (v[0] + v[1]) + (v[2] + v[3]);
+        if (scale.fast && sum == sum) {
             constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
             float d[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) d[e] = fp8_quotient_corrected(v[e], scale);
+            for (int e = 0; e < 4; ++e) d[e] = fp8_quotient_fast(v[e], scale);
             const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
             const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
-            const uint32_t both = lo | (hi << 16);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) q[e] = static_cast<uint8_t>(both >> (8 * e));
-            return;
+            return (lo & 0xffffu) | (hi << 16);
         }
     }
 #endif
+    uint32_t q = 0;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) q[e] = quantize_fp8<F>(v[e], scale, true);
+    for (int e = 0; e < 4; ++e) q |= static_cast<uint32_t>(quantize_fp8<F>(v[e], scale, true)) << (8 * e);
+    return q;
 }
 
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
@@ -174,11 +172,13 @@ template <int Y>
 __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, const epilogue_scalars& sc, const float* s, int ld_s,
                                               int r_begin, int r_end, int r_step, int c, int count, int64_t row0,
                                               int64_t gcol, const column_consts (&cc)[4], bool vec_y, bool vec_z) {
+    // element offsets advance by a stride instead of a 64-bit multiply per row
+    int64_t idx = (row0 + r_begin) * p.ld + gcol;
+    const int64_t idx_step = static_cast<int64_t>(r_step) * p.ld;
 #pragma unroll 4
-    for (int r = r_begin; r < r_end; r += r_step) {
+    for (int r = r_begin; r < r_end; r += r_step, idx += idx_step) {
         const float4 a4 = *reinterpret_cast<const float4*>(s + r * ld_s + c);
         float v[4] = {a4.x, a4.y, a4.z, a4.w};
-        const int64_t idx = (row0 + r) * p.ld + gcol;
         float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (p.z) load_z4(p, sc, idx, count, vec_z, z);
 #pragma unroll
@@ -207,16 +207,14 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
                     if (e < count) out[e] = h[e];
             }
         } else {
-            uint8_t q[4];
-            quantize4<static_cast<fp8ort_fp8_format>(Y)>(v, sc.y_scale, q);
+            const uint32_t q = quantize4<static_cast<fp8ort_fp8_format>(Y)>(v, sc.y_scale);
             uint8_t* out = static_cast<uint8_t*>(p.y) + idx;
             if (vec_y) {
-                *reinterpret_cast<uint32_t*>(out) = q[0] | (static_cast<uint32_t>(q[1]) << 8) |
-                                                    (static_cast<uint32_t>(q[2]) << 16) | (static_cast<uint32_t>(q[3]) << 24);
+                *reinterpret_cast<uint32_t*>(out) = q;
             } else {
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
-                    if (e < count) out[e] = q[e];
+                    if (e < count) out[e] = static_cast<uint8_t>(q >> (8 * e));
             }
         }
     }

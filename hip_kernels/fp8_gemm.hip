@@ -141,22 +141,24 @@ extern "C" fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b, int
 
 extern "C" void fp8ort_gemm_set_kernel_override(int which) { g_kernel_override.store(which); }
 
-// The sm90a variant for an override value (0 or 2: by K).
-sm90_variant sm90_variant_for(int which, int64_t k) {
+// The sm90a variant for an override value (0 or 2: by K and N).
+sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
     switch (which) {
         case 3: return sm90_variant::fast_accumulation;
         case 4: return sm90_variant::one_block;
         case 5: return sm90_variant::two_blocks;
-        default: return sm90_default_variant(k);
+        case 6: return sm90_variant::streaming;
+        default: return sm90_default_variant(k, n);
     }
 }
 
 extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
     const int which = g_kernel_override.load();
     if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k)) {
-        switch (sm90_variant_for(which, k)) {
+        switch (sm90_variant_for(which, k, n)) {
             case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
             case sm90_variant::two_blocks: return "wgmma_sm90a_2blocks";
+            case sm90_variant::streaming: return "wgmma_sm90a_stream";
             default: return "wgmma_sm90a";
         }
     }
@@ -172,7 +174,7 @@ extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t
 static bool sm90_plan(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k, sm90_variant* variant, int* splits) {
     const int which = g_kernel_override.load();
     if (which == 1 || !device_is_sm90() || !sm90_can_run(format, m, n, k)) return false;
-    *variant = sm90_variant_for(which, k);
+    *variant = sm90_variant_for(which, k, n);
     *splits = m > 0 ? sm90_gemm_splits(m, n, k, *variant) : 1;
     return true;
 }

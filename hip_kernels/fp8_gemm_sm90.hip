@@ -290,6 +290,133 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 #endif
 }
 
+// The streaming GEMM (two blocks per multiprocessor, 128 x 64 tiles): each block walks tiles blockIdx.x,
+// + gridDim.x, ... instead of ending after one. The producer warp runs ahead into the next tiles' stages while the
+// consumers run the epilogue, which each consumer warpgroup stages through its own shared buffer for its 64 rows,
+// outside the ring: for short K, where a block that ends after one tile leaves its multiprocessor waiting on the
+// next block's first loads. Float32 promotion per k-tile as the other promoting variants.
+template <int BN>
+struct sm90_stream_tile {
+    static constexpr int kStages = 3;
+    static constexpr int kThreads = 288;  // consumer warpgroups 0 and 1, producer warp 8
+    static constexpr int kBBytes = BN * kBk;
+    static constexpr int kLd = BN + 4;  // staging row stride in floats
+    static constexpr size_t kRingBytes = static_cast<size_t>(kStages) * (kABytes + kBBytes);
+    static constexpr size_t kStagingBytes = 2 * 64 * kLd * sizeof(float);
+    static constexpr size_t kSmem = kRingBytes + kStagingBytes + 2 * kStages * 8 + 1024;
+    static_assert(kSmem * 2 + 2048 <= 228 * 1024, "two blocks fit one multiprocessor");
+};
+
+// Output tile `id` (of tiles_m x tiles_n) in the order that walks kGroupM tiles of M per column of B (L2 reuse).
+__device__ __forceinline__ void tile_coords(int id, int tiles_m, int tiles_n, int* tm, int* tn) {
+    const int per_group = kGroupM * tiles_n;
+    const int first_m = (id / per_group) * kGroupM;
+    const int group_rows = min(tiles_m - first_m, kGroupM);
+    *tm = first_m + (id % per_group) % group_rows;
+    *tn = (id % per_group) / group_rows;
+}
+
+template <fp8ort_fp8_format F, int BN>
+__global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
+    gemm_sm90_stream_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                            int64_t m, int64_t n, int64_t k, epilogue_args ep) {
+#if defined(FP8ORT_HAS_WGMMA_FP8)
+    using tile = sm90_stream_tile<BN>;
+    constexpr int kStages = tile::kStages;
+    constexpr int kLd = tile::kLd;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+    uint8_t* sa = smem;
+    uint8_t* sb = smem + kStages * kABytes;
+    float* staging = reinterpret_cast<float*>(smem + tile::kRingBytes);
+    uint64_t* full = reinterpret_cast<uint64_t*>(smem + tile::kRingBytes + tile::kStagingBytes);
+    uint64_t* empty = full + kStages;
+
+    const int tiles_m = static_cast<int>((m + kBm - 1) / kBm);
+    const int tiles_n = static_cast<int>((n + BN - 1) / BN);
+    const int tiles = tiles_m * tiles_n;
+    const int k_tiles = static_cast<int>((k + kBk - 1) / kBk);
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    const int wg = threadIdx.x / 128;
+    if (wg == 2) {  // the producer: one thread; `it` counts k-tiles over all of this block's tiles
+        if (threadIdx.x == 256) {
+            int it = 0;
+            for (int id = blockIdx.x; id < tiles; id += gridDim.x) {
+                int tm, tn;
+                tile_coords(id, tiles_m, tiles_n, &tm, &tn);
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % kStages;
+                    if (it >= kStages) mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+                    mbar_expect_tx(&full[s], kABytes + tile::kBBytes);
+                    tma_load_2d(sa + s * kABytes, &map_a, kt * kBk, tm * kBm, &full[s]);
+                    tma_load_2d(sb + s * tile::kBBytes, &map_b, kt * kBk, tn * BN, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+
+    constexpr int kRegs = BN / 2;
+    const int t = threadIdx.x % 128;
+    float* mine = staging + wg * 64 * kLd;  // this warpgroup's 64 rows
+    const int r0 = (t / 32) * 16 + (t % 32) / 4;
+    const int c0 = (t % 4) * 2;
+    int it = 0;
+    for (int id = blockIdx.x; id < tiles; id += gridDim.x) {
+        int tm, tn;
+        tile_coords(id, tiles_m, tiles_n, &tm, &tn);
+        float d[kRegs], acc[kRegs];
+#pragma unroll
+        for (int i = 0; i < kRegs; ++i) d[i] = 0.0f, acc[i] = 0.0f;
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+            const int s = it % kStages;
+            mbar_wait(&full[s], (it / kStages) & 1);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
+            const uint8_t* b_tile = sb + s * tile::kBBytes;
+#pragma unroll
+            for (int kk = 0; kk < kBk / 32; ++kk)
+                wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (t == 0) mbar_arrive(&empty[s]);
+#pragma unroll
+            for (int i = 0; i < kRegs; ++i) {
+                acc[i] += d[i];
+                d[i] = 0.0f;
+            }
+        }
+        // the previous tile's epilogue has read this warpgroup's staging rows (named barrier 1 + wg: 128 threads)
+        if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
+        else asm volatile("bar.sync 2, 128;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int r = j * 4 + i * 2;
+                *reinterpret_cast<float2*>(mine + (r0 + 8 * i) * kLd + c0 + 8 * j) = make_float2(acc[r], acc[r + 1]);
+            }
+        }
+        if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
+        else asm volatile("bar.sync 2, 128;\n" ::: "memory");
+        const int64_t row0 = static_cast<int64_t>(tm) * kBm + wg * 64;
+        epilogue_tile<BN, 128>(ep, mine, kLd, 64, row0, ep.col_offset + static_cast<int64_t>(tn) * BN, m - row0,
+                               n - static_cast<int64_t>(tn) * BN, t);
+    }
+#else
+    FP8ORT_TRAP();
+#endif
+}
+
 // Implicit-GEMM convolution (NHWC, one group, in_c % 16 == 0): the producer warpgroup gathers A (128 output pixels
 // x 128 bytes of (ky, kx, c)) with 16-byte cp.async into the 128-byte-swizzled layout TMA would produce, and one
 // thread loads B (the packed weight [out_c, K]) by TMA. Each producer thread signals a stage once its own copies
@@ -462,11 +589,31 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
                                  m * n);
 }
 
+template <fp8ort_fp8_format F, int BN>
+fp8ort_status launch_stream(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
+                            const epilogue_args& ep, hipStream_t stream) {
+    using tile = sm90_stream_tile<BN>;
+    CUtensorMap map_a, map_b;
+    FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
+    FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_stream_kernel<F, BN>,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        static_cast<int>(tile::kSmem));
+    FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a streaming kernel"));
+    const int64_t tiles = ((m + kBm - 1) / kBm) * ((n + BN - 1) / BN);
+    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
+    const int64_t slots = static_cast<int64_t>(sm_count()) * 2;  // two resident blocks per multiprocessor
+    const unsigned blocks = static_cast<unsigned>(tiles < slots ? tiles : slots);
+    gemm_sm90_stream_kernel<F, BN><<<blocks, tile::kThreads, tile::kSmem, stream>>>(map_a, map_b, m, n, k, ep);
+    return check_launch("fp8ort_gemm (wgmma_sm90a_stream)");
+}
+
 // Tile width and blocks per multiprocessor of a GEMM variant.
 void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
     switch (v) {
         case sm90_variant::fast_accumulation: *bn = 256, *per_sm = 1; break;
         case sm90_variant::two_blocks: *bn = k <= kBk ? 128 : 64, *per_sm = 2; break;
+        case sm90_variant::streaming: *bn = 64, *per_sm = 2; break;
         default: *bn = 128, *per_sm = 1; break;
     }
 }
@@ -480,6 +627,10 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
             // one k-tile: no float32 promotion needed (the same sums), so the wide tile fits two blocks' registers
             if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, split, stream);
             return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
+        case sm90_variant::streaming:
+            // a split (few tiles, long K) runs as two_blocks: the splits are what fill the multiprocessors there
+            if (split.splits > 1) return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
+            return launch_stream<F, 64>(a, b, m, n, k, ep, stream);
         default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }

@@ -130,11 +130,10 @@ __device__ __forceinline__ fp8_divisor make_fp8_divisor(float s) {
     return d;
 }
 
-// x for which fp8_quotient_corrected(x, d) is RN(x / s) when d.fast: |x| in [2^-64, 2^64], or +0 (-0 would get
-// +0: the residual sums lose its sign).
+// |x| in [2^-64, 2^64], where fp8_quotient_corrected(x, d) is RN(x / s) when d.fast; tested on the magnitude's
+// bit pattern (2^-64 is 0x1f800000, 2^64 is 0x5f800000), one subtraction and one unsigned compare.
 __device__ __forceinline__ bool fp8_quotient_in_range(float x) {
-    const float a = fabsf(x);
-    return (a >= 0x1p-64f && a <= 0x1p64f) || __float_as_uint(x) == 0u;
+    return (__float_as_uint(x) & 0x7fffffffu) - 0x1f800000u <= 0x40000000u;
 }
 
 __device__ __forceinline__ float fp8_quotient_corrected(float x, const fp8_divisor& d) {
@@ -143,9 +142,19 @@ __device__ __forceinline__ float fp8_quotient_corrected(float x, const fp8_divis
     return fmaf(fmaf(-d.s, q1, x), d.r, q1);
 }
 
+// x / d.s for FP8 encoding when d.fast, without a branch: RN(x / s) in range; outside it x * RN(1 / s), which has
+// the same FP8 code as RN(x / s): |x| < 2^-64 gives |x / s| < 2^-24, a zero of the sign of x / s in every FP8
+// format (zeros included: 0 * r is the correctly signed zero); |x| > 2^64 gives |x / s| > 2^24, past every
+// format's largest finite value, saturated or infinite alike; infinities stay infinities; NaN stays NaN.
+__device__ __forceinline__ float fp8_quotient_fast(float x, const fp8_divisor& d) {
+    const float q0 = fp8ort_mul_rn(x, d.r);
+    const float q1 = fmaf(fmaf(-d.s, q0, x), d.r, q0);
+    const float q2 = fmaf(fmaf(-d.s, q1, x), d.r, q1);
+    return fp8_quotient_in_range(x) ? q2 : q0;
+}
+
 __device__ __forceinline__ float fp8ort_quotient_for_fp8(float x, const fp8_divisor& d) {
-    if (!d.fast) return fp8ort_quotient_rn(x, d.s);
-    return fp8_quotient_in_range(x) ? fp8_quotient_corrected(x, d) : fp8ort_mul_rn(x, d.r);
+    return d.fast ? fp8_quotient_fast(x, d) : fp8ort_quotient_rn(x, d.s);
 }
 
 // q(x, s): float32 division, NaN keeps its sign (as on the CPU, where x / s returns the NaN operand).

@@ -30,6 +30,7 @@ SHAPES = [
     (64, 64, 4096),
     (2, 3000, 1536),
     (777, 1500, 2048),
+    (4100, 1000, 272),  # 528 tiles of 128 x 64: the streaming kernel's blocks walk two or more each
 ]
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
@@ -121,7 +122,7 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
 
 
 @pytest.mark.parametrize(
-    "kernel", [0, 1, 3, 4, 5], ids=["auto", "portable", "fast_accum", "sm90a_1block", "sm90a_2blocks"]
+    "kernel", [0, 1, 3, 4, 5, 6], ids=["auto", "portable", "fast_accum", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"]
 )
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_gemm_shapes(gpu, shape, kernel):
@@ -135,7 +136,7 @@ def test_gemm_shapes(gpu, shape, kernel):
 
 
 # Small M, long K: the sm90a kernel splits K over blocks (fp8ort_gemm_ws), float32 partial sums in scratch.
-@pytest.mark.parametrize("kernel", [0, 3, 5], ids=["auto", "fast_accum", "sm90a_2blocks"])
+@pytest.mark.parametrize("kernel", [0, 3, 5, 6], ids=["auto", "fast_accum", "sm90a_2blocks", "sm90a_stream"])
 @pytest.mark.parametrize(
     "shape", [(64, 64, 4096), (17, 256, 2048), (49, 512, 4608)], ids=lambda s: "x".join(map(str, s))
 )
