@@ -73,18 +73,18 @@ struct lt_library {
     char why[384] = "";   // why it is not loaded
     char label[48] = "";  // "cuBLASLt 130100" (the version cublasLtGetVersion() gives), "hipBLASLt"
     size_t version = 0;
-    lt::pfn_create create = nullptr;
+    lt::abi::create create = nullptr;
     lt::pfn_get_version get_version = nullptr;
-    lt::pfn_matmul_desc_create desc_create = nullptr;
-    lt::pfn_matmul_desc_destroy desc_destroy = nullptr;
-    lt::pfn_matmul_desc_set_attribute desc_set = nullptr;
-    lt::pfn_matrix_layout_create layout_create = nullptr;
-    lt::pfn_matrix_layout_destroy layout_destroy = nullptr;
-    lt::pfn_preference_create pref_create = nullptr;
-    lt::pfn_preference_destroy pref_destroy = nullptr;
-    lt::pfn_preference_set_attribute pref_set = nullptr;
-    lt::pfn_algo_get_heuristic heuristic = nullptr;
-    lt::pfn_matmul matmul = nullptr;
+    lt::abi::matmul_desc_create desc_create = nullptr;
+    lt::abi::matmul_desc_destroy desc_destroy = nullptr;
+    lt::abi::matmul_desc_set_attribute desc_set = nullptr;
+    lt::abi::matrix_layout_create layout_create = nullptr;
+    lt::abi::matrix_layout_destroy layout_destroy = nullptr;
+    lt::abi::preference_create pref_create = nullptr;
+    lt::abi::preference_destroy pref_destroy = nullptr;
+    lt::abi::preference_set_attribute pref_set = nullptr;
+    lt::abi::algo_get_heuristic heuristic = nullptr;
+    lt::abi::matmul matmul = nullptr;
 };
 
 template <typename Fn>

@@ -5,8 +5,7 @@
 // Plain C++17, no CUDA header needed: a stream is passed as the pointer that cudaStream_t is.
 #pragma once
 
-#include <stddef.h>
-#include <stdint.h>
+#include "fp8_blaslt_common.h"
 
 namespace fp8ort {
 namespace lt {
@@ -19,22 +18,8 @@ constexpr const char* kInstallHint =
     "install cuBLAS (the CUDA toolkit, or pip install nvidia-cublas) where the dynamic loader finds it (ld.so.conf "
     "or LD_LIBRARY_PATH)";
 
-// Opaque objects: cuBLASLt hands out pointers to them.
-struct context;            // cublasLtContext
-struct matmul_desc_obj;    // cublasLtMatmulDescOpaque_t
-struct matrix_layout_obj;  // cublasLtMatrixLayoutOpaque_t
-struct preference_obj;     // cublasLtMatmulPreferenceOpaque_t
+struct context;  // cublasLtContext: cuBLASLt hands out pointers to it
 using handle_t = context*;
-using matmul_desc_t = matmul_desc_obj*;
-using matrix_layout_t = matrix_layout_obj*;
-using preference_t = preference_obj*;
-
-// C enums are int-sized.
-using status_t = int;        // cublasStatus_t
-using compute_type_t = int;  // cublasComputeType_t
-using data_type_t = int;     // cudaDataType
-using desc_attr_t = int;     // cublasLtMatmulDescAttributes_t
-using pref_attr_t = int;     // cublasLtMatmulPreferenceAttributes_t
 
 // cublasStatus_t
 constexpr status_t kStatusSuccess = 0;
@@ -47,10 +32,6 @@ constexpr status_t kStatusExecutionFailed = 13;
 constexpr status_t kStatusInternalError = 14;
 constexpr status_t kStatusNotSupported = 15;
 constexpr status_t kStatusLicenseError = 16;
-struct status_name {
-    status_t value;
-    const char* name;
-};
 constexpr status_name kStatusNames[] = {
     {kStatusSuccess, "CUBLAS_STATUS_SUCCESS"},
     {kStatusNotInitialized, "CUBLAS_STATUS_NOT_INITIALIZED"},
@@ -111,30 +92,9 @@ static_assert(offsetof(heuristic_result, workspace_size) == 64 && offsetof(heuri
                   offsetof(heuristic_result, waves_count) == 76 && offsetof(heuristic_result, reserved) == 80,
               "cublasLtMatmulHeuristicResult_t field offsets");
 
-// The functions, as pointer types; each `pfn_x` is resolved from the symbol `cublasLtX`.
-extern "C" {
-using pfn_create = status_t (*)(handle_t* handle);
-using pfn_get_version = size_t (*)(void);
-using pfn_matmul_desc_create = status_t (*)(matmul_desc_t* desc, compute_type_t compute, data_type_t scale_type);
-using pfn_matmul_desc_destroy = status_t (*)(matmul_desc_t desc);
-using pfn_matmul_desc_set_attribute = status_t (*)(matmul_desc_t desc, desc_attr_t attr, const void* buf,
-                                                   size_t bytes);
-using pfn_matrix_layout_create = status_t (*)(matrix_layout_t* layout, data_type_t type, uint64_t rows,
-                                              uint64_t cols, int64_t ld);
-using pfn_matrix_layout_destroy = status_t (*)(matrix_layout_t layout);
-using pfn_preference_create = status_t (*)(preference_t* pref);
-using pfn_preference_destroy = status_t (*)(preference_t pref);
-using pfn_preference_set_attribute = status_t (*)(preference_t pref, pref_attr_t attr, const void* buf,
-                                                  size_t bytes);
-using pfn_algo_get_heuristic = status_t (*)(handle_t handle, matmul_desc_t desc, matrix_layout_t a,
-                                            matrix_layout_t b, matrix_layout_t c, matrix_layout_t d,
-                                            preference_t pref, int requested, heuristic_result* results,
-                                            int* returned);
-using pfn_matmul = status_t (*)(handle_t handle, matmul_desc_t desc, const void* alpha, const void* a,
-                                matrix_layout_t a_layout, const void* b, matrix_layout_t b_layout, const void* beta,
-                                const void* c, matrix_layout_t c_layout, void* d, matrix_layout_t d_layout,
-                                const matmul_algo* algo, void* workspace, size_t workspace_bytes, void* stream);
-}
+// The functions; get_version is cuBLASLt's own (hipBLASLt's takes a handle).
+using abi = functions<handle_t, matmul_algo, heuristic_result>;
+using pfn_get_version = size_t (*)(void);  // GetVersion
 
 }  // namespace lt
 }  // namespace fp8ort

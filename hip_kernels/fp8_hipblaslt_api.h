@@ -7,8 +7,7 @@
 // Plain C++17, no HIP header needed: a stream is passed as the pointer that hipStream_t is.
 #pragma once
 
-#include <stddef.h>
-#include <stdint.h>
+#include "fp8_blaslt_common.h"
 
 namespace fp8ort {
 namespace lt {
@@ -21,21 +20,7 @@ constexpr const char* kInstallHint =
     "install hipBLASLt (ROCm's hipblaslt package, or Debian's libhipblaslt1) where the dynamic loader finds it "
     "(ld.so.conf or LD_LIBRARY_PATH)";
 
-// Opaque objects. hipBLASLt's handle is a void*; the descriptors are pointers to small structs it fills.
-struct matmul_desc_obj;    // hipblasLtMatmulDescOpaque_t
-struct matrix_layout_obj;  // hipblasLtMatrixLayoutOpaque_t
-struct preference_obj;     // hipblasLtMatmulPreferenceOpaque_t
-using handle_t = void*;
-using matmul_desc_t = matmul_desc_obj*;
-using matrix_layout_t = matrix_layout_obj*;
-using preference_t = preference_obj*;
-
-// C enums are int-sized.
-using status_t = int;        // hipblasStatus_t
-using compute_type_t = int;  // hipblasComputeType_t
-using data_type_t = int;     // hipDataType
-using desc_attr_t = int;     // hipblasLtMatmulDescAttributes_t
-using pref_attr_t = int;     // hipblasLtMatmulPreferenceAttributes_t
+using handle_t = void*;  // hipblasLtHandle_t
 
 // hipblasStatus_t
 constexpr status_t kStatusSuccess = 0;
@@ -50,10 +35,6 @@ constexpr status_t kStatusArchMismatch = 8;
 constexpr status_t kStatusHandleIsNull = 9;
 constexpr status_t kStatusInvalidEnum = 10;
 constexpr status_t kStatusUnknown = 11;
-struct status_name {
-    status_t value;
-    const char* name;
-};
 constexpr status_name kStatusNames[] = {
     {kStatusSuccess, "HIPBLAS_STATUS_SUCCESS"},
     {kStatusNotInitialized, "HIPBLAS_STATUS_NOT_INITIALIZED"},
@@ -114,30 +95,9 @@ static_assert(offsetof(heuristic_result, workspace_size) == 24 && offsetof(heuri
                   offsetof(heuristic_result, waves_count) == 36 && offsetof(heuristic_result, reserved) == 40,
               "hipblasLtMatmulHeuristicResult_t field offsets");
 
-// The functions, as pointer types; each `pfn_x` is resolved from the symbol `hipblasLtX`.
-extern "C" {
-using pfn_create = status_t (*)(handle_t* handle);
-using pfn_get_version = status_t (*)(handle_t handle, int* version);  // needs a handle, unlike cuBLASLt's
-using pfn_matmul_desc_create = status_t (*)(matmul_desc_t* desc, compute_type_t compute, data_type_t scale_type);
-using pfn_matmul_desc_destroy = status_t (*)(matmul_desc_t desc);
-using pfn_matmul_desc_set_attribute = status_t (*)(matmul_desc_t desc, desc_attr_t attr, const void* buf,
-                                                   size_t bytes);
-using pfn_matrix_layout_create = status_t (*)(matrix_layout_t* layout, data_type_t type, uint64_t rows,
-                                              uint64_t cols, int64_t ld);
-using pfn_matrix_layout_destroy = status_t (*)(matrix_layout_t layout);
-using pfn_preference_create = status_t (*)(preference_t* pref);
-using pfn_preference_destroy = status_t (*)(preference_t pref);
-using pfn_preference_set_attribute = status_t (*)(preference_t pref, pref_attr_t attr, const void* buf,
-                                                  size_t bytes);
-using pfn_algo_get_heuristic = status_t (*)(handle_t handle, matmul_desc_t desc, matrix_layout_t a,
-                                            matrix_layout_t b, matrix_layout_t c, matrix_layout_t d,
-                                            preference_t pref, int requested, heuristic_result* results,
-                                            int* returned);
-using pfn_matmul = status_t (*)(handle_t handle, matmul_desc_t desc, const void* alpha, const void* a,
-                                matrix_layout_t a_layout, const void* b, matrix_layout_t b_layout, const void* beta,
-                                const void* c, matrix_layout_t c_layout, void* d, matrix_layout_t d_layout,
-                                const matmul_algo* algo, void* workspace, size_t workspace_bytes, void* stream);
-}
+// The functions; get_version is hipBLASLt's own (it needs a handle, unlike cuBLASLt's).
+using abi = functions<handle_t, matmul_algo, heuristic_result>;
+using pfn_get_version = status_t (*)(handle_t handle, int* version);  // GetVersion
 
 }  // namespace lt
 }  // namespace fp8ort

@@ -51,18 +51,18 @@ static_assert(offsetof(lt::heuristic_result, waves_count) == offsetof(cublasLtMa
 static_assert(offsetof(lt::heuristic_result, reserved) == offsetof(cublasLtMatmulHeuristicResult_t, reserved));
 
 // ---- functions: same return and parameter ABI classes ----
-FP8ORT_SAME_FUNCTION(pfn_create, cublasLtCreate);
+FP8ORT_SAME_FUNCTION(abi::create, cublasLtCreate);
 FP8ORT_SAME_FUNCTION(pfn_get_version, cublasLtGetVersion);
-FP8ORT_SAME_FUNCTION(pfn_matmul_desc_create, cublasLtMatmulDescCreate);
-FP8ORT_SAME_FUNCTION(pfn_matmul_desc_destroy, cublasLtMatmulDescDestroy);
-FP8ORT_SAME_FUNCTION(pfn_matmul_desc_set_attribute, cublasLtMatmulDescSetAttribute);
-FP8ORT_SAME_FUNCTION(pfn_matrix_layout_create, cublasLtMatrixLayoutCreate);
-FP8ORT_SAME_FUNCTION(pfn_matrix_layout_destroy, cublasLtMatrixLayoutDestroy);
-FP8ORT_SAME_FUNCTION(pfn_preference_create, cublasLtMatmulPreferenceCreate);
-FP8ORT_SAME_FUNCTION(pfn_preference_destroy, cublasLtMatmulPreferenceDestroy);
-FP8ORT_SAME_FUNCTION(pfn_preference_set_attribute, cublasLtMatmulPreferenceSetAttribute);
-FP8ORT_SAME_FUNCTION(pfn_algo_get_heuristic, cublasLtMatmulAlgoGetHeuristic);
-FP8ORT_SAME_FUNCTION(pfn_matmul, cublasLtMatmul);
+FP8ORT_SAME_FUNCTION(abi::matmul_desc_create, cublasLtMatmulDescCreate);
+FP8ORT_SAME_FUNCTION(abi::matmul_desc_destroy, cublasLtMatmulDescDestroy);
+FP8ORT_SAME_FUNCTION(abi::matmul_desc_set_attribute, cublasLtMatmulDescSetAttribute);
+FP8ORT_SAME_FUNCTION(abi::matrix_layout_create, cublasLtMatrixLayoutCreate);
+FP8ORT_SAME_FUNCTION(abi::matrix_layout_destroy, cublasLtMatrixLayoutDestroy);
+FP8ORT_SAME_FUNCTION(abi::preference_create, cublasLtMatmulPreferenceCreate);
+FP8ORT_SAME_FUNCTION(abi::preference_destroy, cublasLtMatmulPreferenceDestroy);
+FP8ORT_SAME_FUNCTION(abi::preference_set_attribute, cublasLtMatmulPreferenceSetAttribute);
+FP8ORT_SAME_FUNCTION(abi::algo_get_heuristic, cublasLtMatmulAlgoGetHeuristic);
+FP8ORT_SAME_FUNCTION(abi::matmul, cublasLtMatmul);
 
 int main() {
     std::printf("fp8_blaslt_api.h matches cublasLt.h %d.%d.%d\n", CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);

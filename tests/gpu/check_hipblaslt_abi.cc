@@ -51,18 +51,18 @@ static_assert(offsetof(lt::heuristic_result, waves_count) == offsetof(hipblasLtM
 static_assert(offsetof(lt::heuristic_result, reserved) == offsetof(hipblasLtMatmulHeuristicResult_t, reserved));
 
 // ---- functions: same return and parameter ABI classes ----
-FP8ORT_SAME_FUNCTION(pfn_create, hipblasLtCreate);
+FP8ORT_SAME_FUNCTION(abi::create, hipblasLtCreate);
 FP8ORT_SAME_FUNCTION(pfn_get_version, hipblasLtGetVersion);
-FP8ORT_SAME_FUNCTION(pfn_matmul_desc_create, hipblasLtMatmulDescCreate);
-FP8ORT_SAME_FUNCTION(pfn_matmul_desc_destroy, hipblasLtMatmulDescDestroy);
-FP8ORT_SAME_FUNCTION(pfn_matmul_desc_set_attribute, hipblasLtMatmulDescSetAttribute);
-FP8ORT_SAME_FUNCTION(pfn_matrix_layout_create, hipblasLtMatrixLayoutCreate);
-FP8ORT_SAME_FUNCTION(pfn_matrix_layout_destroy, hipblasLtMatrixLayoutDestroy);
-FP8ORT_SAME_FUNCTION(pfn_preference_create, hipblasLtMatmulPreferenceCreate);
-FP8ORT_SAME_FUNCTION(pfn_preference_destroy, hipblasLtMatmulPreferenceDestroy);
-FP8ORT_SAME_FUNCTION(pfn_preference_set_attribute, hipblasLtMatmulPreferenceSetAttribute);
-FP8ORT_SAME_FUNCTION(pfn_algo_get_heuristic, hipblasLtMatmulAlgoGetHeuristic);
-FP8ORT_SAME_FUNCTION(pfn_matmul, hipblasLtMatmul);
+FP8ORT_SAME_FUNCTION(abi::matmul_desc_create, hipblasLtMatmulDescCreate);
+FP8ORT_SAME_FUNCTION(abi::matmul_desc_destroy, hipblasLtMatmulDescDestroy);
+FP8ORT_SAME_FUNCTION(abi::matmul_desc_set_attribute, hipblasLtMatmulDescSetAttribute);
+FP8ORT_SAME_FUNCTION(abi::matrix_layout_create, hipblasLtMatrixLayoutCreate);
+FP8ORT_SAME_FUNCTION(abi::matrix_layout_destroy, hipblasLtMatrixLayoutDestroy);
+FP8ORT_SAME_FUNCTION(abi::preference_create, hipblasLtMatmulPreferenceCreate);
+FP8ORT_SAME_FUNCTION(abi::preference_destroy, hipblasLtMatmulPreferenceDestroy);
+FP8ORT_SAME_FUNCTION(abi::preference_set_attribute, hipblasLtMatmulPreferenceSetAttribute);
+FP8ORT_SAME_FUNCTION(abi::algo_get_heuristic, hipblasLtMatmulAlgoGetHeuristic);
+FP8ORT_SAME_FUNCTION(abi::matmul, hipblasLtMatmul);
 
 int main() {
     std::printf("fp8_hipblaslt_api.h matches hipblaslt.h %d.%d.%d\n", HIPBLASLT_VERSION_MAJOR, HIPBLASLT_VERSION_MINOR,
