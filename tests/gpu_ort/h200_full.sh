@@ -2,8 +2,8 @@
 # The last of the five device calls (after four calls copied .ortgpu/part00..03 to /tmp/ortgpu, see
 # ../shared/tools/ort-gpu-wheel.sh): install onnxruntime-gpu, build the kernel library and libfp8ort.so (CUDA, sm_90a)
 # side by side, then run the kernel tests, the CUDA-EP tests, the ResNet-50 benchmark, memcheck and the per-layer
-# conv benchmark (ORT_ONLY=1: the CUDA-EP tests and the ResNet-50 benchmark only). Carry: .ortgpu/part04
-# .ortgpu/meta .ort_headers. Results:
+# conv benchmark (ORT_ONLY=1: the CUDA-EP tests and the ResNet-50 benchmark only; FP8ORT_PREBUILT=<path>: use that
+# libfp8ort.so instead of building one). Carry: .ortgpu/part04 .ortgpu/meta .ort_headers. Results:
 # $OUT/h200_full.tgz, rewritten after every step.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -20,8 +20,12 @@ else
     FP8ORT_CUDA_ARCHS=90a tests/gpu/build_kernels.sh > "$o/build_kernels.log" 2>&1 &
     kpid=$!
 fi
-{ cmake -S . -B build-gpu -G Ninja -DFP8ORT_GPU=cuda -DFP8ORT_CUDA_ARCHS=90a \
-    -DFP8ORT_ORT_INCLUDE_DIR="$PWD/.ort_headers/include/onnxruntime" && cmake --build build-gpu; } > "$o/build.log" 2>&1
+if [ -n "${FP8ORT_PREBUILT:-}" ]; then  # a libfp8ort.so built elsewhere (CUDA, sm_90a) and carried along
+    mkdir -p build-gpu && cp "$FP8ORT_PREBUILT" build-gpu/libfp8ort.so > "$o/build.log" 2>&1
+else
+    { cmake -S . -B build-gpu -G Ninja -DFP8ORT_GPU=cuda -DFP8ORT_CUDA_ARCHS=90a \
+        -DFP8ORT_ORT_INCLUDE_DIR="$PWD/.ort_headers/include/onnxruntime" && cmake --build build-gpu; } > "$o/build.log" 2>&1
+fi
 brc=$?
 wait $kpid; krc=$?
 echo "builds: libfp8ort.so rc=$brc, kernel library rc=$krc, $(( $(date +%s) - start )) s"
