@@ -52,11 +52,6 @@ constexpr int32_t kOpT = 1;
 // cublasComputeType_t: float32 accumulation
 constexpr compute_type_t kCompute32F = 68;
 
-// cudaDataType
-constexpr data_type_t kR32F = 0;
-constexpr data_type_t kR8F_E4M3 = 28;
-constexpr data_type_t kR8F_E5M2 = 29;
-
 // cublasLtMatmulDescAttributes_t
 constexpr desc_attr_t kDescTransA = 3;      // int32_t cublasOperation_t
 constexpr desc_attr_t kDescTransB = 4;      // int32_t cublasOperation_t

@@ -16,6 +16,11 @@ using data_type_t = int;     // cudaDataType, hipDataType
 using desc_attr_t = int;     // cublasLtMatmulDescAttributes_t, hipblasLtMatmulDescAttributes_t
 using pref_attr_t = int;     // cublasLtMatmulPreferenceAttributes_t, hipblasLtMatmulPreferenceAttributes_t
 
+// cudaDataType and hipDataType give these the same values
+constexpr data_type_t kR32F = 0;
+constexpr data_type_t kR8F_E4M3 = 28;  // OCP FP8
+constexpr data_type_t kR8F_E5M2 = 29;
+
 // Opaque descriptors: the library hands out pointers to them.
 struct matmul_desc_obj;    // cublasLtMatmulDescOpaque_t, hipblasLtMatmulDescOpaque_t
 struct matrix_layout_obj;  // ...MatrixLayoutOpaque_t

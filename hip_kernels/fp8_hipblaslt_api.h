@@ -57,11 +57,8 @@ constexpr int32_t kOpT = 112;
 // hipblasComputeType_t: float32 accumulation
 constexpr compute_type_t kCompute32F = 2;
 
-// hipDataType
-constexpr data_type_t kR32F = 0;
-constexpr data_type_t kR8F_E4M3 = 28;        // OCP (gfx950, gfx12)
-constexpr data_type_t kR8F_E5M2 = 29;
-constexpr data_type_t kR8F_E4M3_FNUZ = 1000;  // FNUZ (gfx942)
+// hipDataType: the FNUZ formats of gfx942 (the OCP ones are in fp8_blaslt_common.h)
+constexpr data_type_t kR8F_E4M3_FNUZ = 1000;
 constexpr data_type_t kR8F_E5M2_FNUZ = 1001;
 
 // hipblasLtMatmulDescAttributes_t
