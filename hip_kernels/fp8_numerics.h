@@ -130,16 +130,10 @@ __device__ __forceinline__ fp8_divisor make_fp8_divisor(float s) {
     return d;
 }
 
-// |x| in [2^-64, 2^64], where fp8_quotient_corrected(x, d) is RN(x / s) when d.fast; tested on the magnitude's
-// bit pattern (2^-64 is 0x1f800000, 2^64 is 0x5f800000), one subtraction and one unsigned compare.
+// |x| in [2^-64, 2^64], where the two corrections give RN(x / s) when d.fast; tested on the magnitude's bit
+// pattern (2^-64 is 0x1f800000, 2^64 is 0x5f800000), one subtraction and one unsigned compare.
 __device__ __forceinline__ bool fp8_quotient_in_range(float x) {
     return (__float_as_uint(x) & 0x7fffffffu) - 0x1f800000u <= 0x40000000u;
-}
-
-__device__ __forceinline__ float fp8_quotient_corrected(float x, const fp8_divisor& d) {
-    const float q0 = fp8ort_mul_rn(x, d.r);
-    const float q1 = fmaf(fmaf(-d.s, q0, x), d.r, q0);
-    return fmaf(fmaf(-d.s, q1, x), d.r, q1);
 }
 
 // x / d.s for FP8 encoding when d.fast, without a branch: RN(x / s) in range; outside it x * RN(1 / s), which has
