@@ -164,15 +164,12 @@ def main() -> int:
                 row["ours_gemm_ms"] = median_ms(gemm, args.iters)
                 row["gemm_kernel"] = lib.fp8ort_gemm_kernel_name(E4M3, mm, m, c).decode()
                 if row["gemm_kernel"].startswith("wgmma"):  # every sm90a variant, whichever auto picks
-                    variants = [("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)]
-                    if c <= 128:  # the wide streaming kernel takes K <= 128
-                        variants.append(("gemm_stream_wide_ms", 7))
-                    for key, override in variants:
+                    for key, override in (("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)):
                         lib.fp8ort_gemm_set_kernel_override(override)
                         row[key] = median_ms(gemm, args.iters)
                     lib.fp8ort_gemm_set_kernel_override(0)
             for key in ("ours_ms", "cudnn_fp16_ms", "ours_gemm_ms", "gemm_1block_ms", "gemm_2blocks_ms",
-                        "gemm_stream_ms", "gemm_stream_wide_ms", "conv_1block_ms", "conv_2blocks_ms", "ours_padded_ms"):
+                        "gemm_stream_ms", "conv_1block_ms", "conv_2blocks_ms", "ours_padded_ms"):
                 if key in row:
                     row[key] = round(row[key], 4)
                     totals[key] += row[key] * count

@@ -148,7 +148,6 @@ sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
         case 4: return sm90_variant::one_block;
         case 5: return sm90_variant::two_blocks;
         case 6: return sm90_variant::streaming;
-        case 7: return sm90_variant::streaming_wide;
         default: return sm90_default_variant(k, n);
     }
 }
@@ -160,7 +159,6 @@ extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t
             case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
             case sm90_variant::two_blocks: return "wgmma_sm90a_2blocks";
             case sm90_variant::streaming: return "wgmma_sm90a_stream";
-            case sm90_variant::streaming_wide: return "wgmma_sm90a_stream_wide";
             default: return "wgmma_sm90a";
         }
     }

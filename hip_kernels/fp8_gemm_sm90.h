@@ -16,8 +16,7 @@ bool device_is_sm90();
 // fast_accumulation: 128 x 256 tiles accumulating all of K inside wgmma (cuBLASLt's FAST_ACCUM).
 // streaming (GEMM only): two_blocks' geometry with 128 x 64 tiles, but each block walks several tiles and its
 // producer loads the next tile's stages during the epilogue, staged outside the ring. A split K runs as two_blocks.
-// streaming_wide: the same with 128 x 128 tiles, for K <= 128 only (refused otherwise).
-enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide };
+enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming };
 // The variant fp8ort_gemm picks when no override asks for one, from ResNet-50's 1x1 layers on an H200
 // (bench/conv_layers.py, batch 256 and 32): streaming for K <= 512 (5-30% faster than two_blocks per layer),
 // except K <= 128 with N > 64, where two_blocks' 128 x 128 tiles win (64 -> 256 channels: 0.44 against 0.55 ms);

@@ -290,20 +290,17 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 #endif
 }
 
-// The streaming GEMM (two blocks per multiprocessor, 128 x BN tiles): each block walks tiles blockIdx.x,
+// The streaming GEMM (two blocks per multiprocessor, 128 x 64 tiles): each block walks tiles blockIdx.x,
 // + gridDim.x, ... instead of ending after one. The producer warp runs ahead into the next tiles' stages while the
 // consumers run the epilogue, which each consumer warpgroup stages through its own shared buffer for its 64 rows,
-// 64 columns at a time, outside the ring: for short K, where a block that ends after one tile leaves its
-// multiprocessor waiting on the next block's first loads. BN 64: float32 promotion per k-tile as the other
-// promoting variants, 3 stages. BN 128: for one k-tile only (K <= 128: the same sums without promotion, and the
-// registers of two blocks hold no second accumulator), 2 stages.
+// outside the ring: for short K, where a block that ends after one tile leaves its multiprocessor waiting on the
+// next block's first loads. Float32 promotion per k-tile as the other promoting variants.
 template <int BN>
 struct sm90_stream_tile {
-    static constexpr int kStages = BN == 64 ? 3 : 2;
+    static constexpr int kStages = 3;
     static constexpr int kThreads = 288;  // consumer warpgroups 0 and 1, producer warp 8
     static constexpr int kBBytes = BN * kBk;
-    static constexpr int kChunk = 64;          // columns staged at a time
-    static constexpr int kLd = kChunk + 4;     // staging row stride in floats
+    static constexpr int kLd = BN + 4;  // staging row stride in floats
     static constexpr size_t kRingBytes = static_cast<size_t>(kStages) * (kABytes + kBBytes);
     static constexpr size_t kStagingBytes = 2 * 64 * kLd * sizeof(float);
     static constexpr size_t kSmem = kRingBytes + kStagingBytes + 2 * kStages * 8 + 1024;
@@ -369,7 +366,6 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
     }
 
     constexpr int kRegs = BN / 2;
-    constexpr bool kPromote = BN == 64;
     const int t = threadIdx.x % 128;
     float* mine = staging + wg * 64 * kLd;  // this warpgroup's 64 rows
     const int r0 = (t / 32) * 16 + (t % 32) / 4;
@@ -378,11 +374,9 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
     for (int id = blockIdx.x; id < tiles; id += gridDim.x) {
         int tm, tn;
         tile_coords(id, tiles_m, tiles_n, &tm, &tn);
-        float d[kRegs], acc[kPromote ? kRegs : 1];
+        float d[kRegs], acc[kRegs];
 #pragma unroll
-        for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
-#pragma unroll
-        for (int i = 0; i < (kPromote ? kRegs : 1); ++i) acc[i] = 0.0f;
+        for (int i = 0; i < kRegs; ++i) d[i] = 0.0f, acc[i] = 0.0f;
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
             const int s = it % kStages;
             mbar_wait(&full[s], (it / kStages) & 1);
@@ -395,34 +389,28 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (t == 0) mbar_arrive(&empty[s]);
-            if constexpr (kPromote) {
 #pragma unroll
-                for (int i = 0; i < kRegs; ++i) {
-                    acc[i] += d[i];
-                    d[i] = 0.0f;
-                }
+            for (int i = 0; i < kRegs; ++i) {
+                acc[i] += d[i];
+                d[i] = 0.0f;
             }
         }
+        // the previous tile's epilogue has read this warpgroup's staging rows (named barrier 1 + wg: 128 threads)
+        if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
+        else asm volatile("bar.sync 2, 128;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int r = j * 4 + i * 2;
+                *reinterpret_cast<float2*>(mine + (r0 + 8 * i) * kLd + c0 + 8 * j) = make_float2(acc[r], acc[r + 1]);
+            }
+        }
+        if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
+        else asm volatile("bar.sync 2, 128;\n" ::: "memory");
         const int64_t row0 = static_cast<int64_t>(tm) * kBm + wg * 64;
-#pragma unroll
-        for (int h = 0; h < BN / tile::kChunk; ++h) {
-            // the previous chunk's epilogue has read this warpgroup's staging rows (named barrier 1 + wg: 128 threads)
-            if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
-            else asm volatile("bar.sync 2, 128;\n" ::: "memory");
-#pragma unroll
-            for (int j = 0; j < tile::kChunk / 8; ++j) {
-#pragma unroll
-                for (int i = 0; i < 2; ++i) {
-                    const int r = (h * tile::kChunk / 8 + j) * 4 + i * 2;
-                    const float2 v = kPromote ? make_float2(acc[r], acc[r + 1]) : make_float2(d[r], d[r + 1]);
-                    *reinterpret_cast<float2*>(mine + (r0 + 8 * i) * kLd + c0 + 8 * j) = v;
-                }
-            }
-            if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
-            else asm volatile("bar.sync 2, 128;\n" ::: "memory");
-            const int64_t col = static_cast<int64_t>(tn) * BN + h * tile::kChunk;
-            epilogue_tile<tile::kChunk, 128>(ep, mine, kLd, 64, row0, ep.col_offset + col, m - row0, n - col, t);
-        }
+        epilogue_tile<BN, 128>(ep, mine, kLd, 64, row0, ep.col_offset + static_cast<int64_t>(tn) * BN, m - row0,
+                               n - static_cast<int64_t>(tn) * BN, t);
     }
 #else
     FP8ORT_TRAP();
@@ -626,7 +614,6 @@ void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
         case sm90_variant::fast_accumulation: *bn = 256, *per_sm = 1; break;
         case sm90_variant::two_blocks: *bn = k <= kBk ? 128 : 64, *per_sm = 2; break;
         case sm90_variant::streaming: *bn = 64, *per_sm = 2; break;
-        case sm90_variant::streaming_wide: *bn = 128, *per_sm = 2; break;
         default: *bn = 128, *per_sm = 1; break;
     }
 }
@@ -644,10 +631,6 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
             // a split (few tiles, long K) runs as two_blocks: the splits are what fill the multiprocessors there
             if (split.splits > 1) return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
             return launch_stream<F, 64>(a, b, m, n, k, ep, stream);
-        case sm90_variant::streaming_wide:
-            if (k > kBk || split.splits > 1) return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wide streaming kernel takes K <= %d "
-                                                         "and no split", kBk);
-            return launch_stream<F, 128>(a, b, m, n, k, ep, stream);
         default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }

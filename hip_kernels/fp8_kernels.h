@@ -101,8 +101,7 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * can't run), 3 = the sm90a kernel with fast accumulation (all of K summed inside wgmma, ~14 bits kept, as cuBLASLt's
  * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes),
  * 4 = the sm90a kernel with one block per multiprocessor, 5 = with two, 6 = the streaming sm90a kernel (two blocks
- * per multiprocessor, each walking several tiles; GEMM only: for convolutions 6 and 7 pick as 0), 7 = the same with
- * 128 x 128 tiles (K <= 128 only; FP8ORT_UNSUPPORTED otherwise). 2 picks by K and N:
+ * per multiprocessor, each walking several tiles; GEMM only: for convolutions 6 picks as 0). 2 picks by K and N:
  * streaming for K <= 512, two blocks for K <= 128 with N > 64, one block for longer K. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 
