@@ -73,14 +73,7 @@ struct matmul_algo {
     uint64_t data[8];
 };
 
-// cublasLtMatmulHeuristicResult_t
-struct heuristic_result {
-    matmul_algo algo;
-    size_t workspace_size;
-    status_t state;
-    float waves_count;
-    int reserved[4];
-};
+using heuristic_result = heuristic_result_of<matmul_algo>;  // cublasLtMatmulHeuristicResult_t
 static_assert(sizeof(matmul_algo) == 64, "cublasLtMatmulAlgo_t is 8 x uint64_t");
 static_assert(sizeof(heuristic_result) == 96, "cublasLtMatmulHeuristicResult_t layout");
 static_assert(offsetof(heuristic_result, workspace_size) == 64 && offsetof(heuristic_result, state) == 72 &&

@@ -34,6 +34,17 @@ struct status_name {
     const char* name;
 };
 
+// cublasLtMatmulHeuristicResult_t, hipblasLtMatmulHeuristicResult_t: the same fields after each library's
+// algorithm struct.
+template <typename Algo>
+struct heuristic_result_of {
+    Algo algo;
+    size_t workspace_size;
+    status_t state;
+    float waves_count;
+    int reserved[4];
+};
+
 // The functions as pointer types over a library's handle, algorithm and heuristic-result types; each is resolved
 // from the library's prefix and the name in the comment ("cublasLt" + "MatmulDescCreate").
 template <typename Handle, typename Algo, typename Result>

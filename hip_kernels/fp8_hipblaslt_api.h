@@ -78,14 +78,7 @@ struct matmul_algo {
     size_t max_workspace_bytes;
 };
 
-// hipblasLtMatmulHeuristicResult_t
-struct heuristic_result {
-    matmul_algo algo;
-    size_t workspace_size;
-    status_t state;
-    float waves_count;
-    int reserved[4];
-};
+using heuristic_result = heuristic_result_of<matmul_algo>;  // hipblasLtMatmulHeuristicResult_t
 static_assert(sizeof(matmul_algo) == 24, "hipblasLtMatmulAlgo_t is 16 bytes and a size_t");
 static_assert(sizeof(heuristic_result) == 56, "hipblasLtMatmulHeuristicResult_t layout");
 static_assert(offsetof(heuristic_result, workspace_size) == 24 && offsetof(heuristic_result, state) == 32 &&
