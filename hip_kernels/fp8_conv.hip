@@ -165,6 +165,11 @@ extern "C" fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const fp8
     return pack_weight(op, w, s, w_in_c, packed, stream);
 }
 
+// Values of Y: batch * out_h * out_w * out_c.
+static int64_t conv_outputs(const fp8ort_conv_shape* s) {
+    return s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c;
+}
+
 // K splits of the sm90a convolution for this shape (1: it does not take that kernel, or does not split); x and w
 // null: alignment not checked.
 static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
@@ -177,8 +182,7 @@ static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 extern "C" size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_workspace_bytes", s) != FP8ORT_OK || !is_fp8_type(format)) return 0;
     if (is_pointwise(s)) return fp8ort_gemm_workspace_bytes(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
-    const int64_t outputs = s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c;
-    return sm90_split_bytes(conv_splits(format, *s, nullptr, nullptr), outputs);
+    return sm90_split_bytes(conv_splits(format, *s, nullptr, nullptr), conv_outputs(s));
 }
 
 extern "C" fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
@@ -205,8 +209,8 @@ extern "C" fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed
     const uint8_t* x8 = static_cast<const uint8_t*>(x);
     const uint8_t* w8 = static_cast<const uint8_t*>(w_packed);
     const hipStream_t st = as_stream(stream);
-    const int64_t outputs = s->batch * fp8ort_conv_out_h(s) * fp8ort_conv_out_w(s) * s->out_c;
-    const sm90_split split = sm90_split_for(conv_splits(format, *s, x, w_packed), outputs, workspace, workspace_bytes);
+    const sm90_split split =
+        sm90_split_for(conv_splits(format, *s, x, w_packed), conv_outputs(s), workspace, workspace_bytes);
     fp8ort_status r;
     switch (format) {
         case FP8ORT_E4M3FN: r = launch_conv<FP8ORT_E4M3FN>(x8, w8, *s, ep, split, st); break;

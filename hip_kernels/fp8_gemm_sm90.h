@@ -67,7 +67,7 @@ fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
                                int64_t out_h, int64_t out_w, sm90_variant variant, const epilogue_args& ep,
                                const sm90_split& split, hipStream_t stream);
 // fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
-// 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor).
+// 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor, 6 sm90a streaming).
 int gemm_kernel_override();
 
 }  // namespace fp8ort
