@@ -4,7 +4,7 @@
 #
 # 1. CMake's FP8ORT_GPU=hip build of the whole libfp8ort.so with Debian 12's clang-19 and lld-19: hip_kernels/*.hip
 #    as full HIP compiles (host objects with the device code of gfx1100, gfx942, gfx1200 and gfx1201 embedded) and
-#    ep_src/*.cc with FP8ORT_WITH_GPU and FP8ORT_GPU_HIP, linked against the HIP runtime libamdhip64.so.6 of Debian
+#    ep_src/**/*.cc with FP8ORT_WITH_GPU and FP8ORT_GPU_HIP, linked against the HIP runtime libamdhip64.so.6 of Debian
 #    sid's libamdhip64-6. That library is only linked against: it is never loaded here, and its own dependencies
 #    (HSA runtime, comgr; glibc >= 2.38) are not fetched. HIP headers and the hip-lang CMake package come from sid's
 #    libamdhip64-dev, device bitcode from trixie's rocm-device-libs-17 (built for LLVM 17, readable by clang-19;

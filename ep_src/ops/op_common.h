@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fp8_numerics.h"
-#include "ort_api.h"
+#include "ops/fp8_numerics.h"
+#include "ort/ort_api.h"
 
 namespace fp8ort {
 

@@ -1,6 +1,6 @@
 // FP8MatMul on the CPU: A [..., K] times an FP8 B [K, N] ([N, K] with transB=1), run as a 1x1 NHWC
 // convolution over A's rows through the shared GEMM engine.
-#include "cpu_kernels.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fp8ort {
 namespace {

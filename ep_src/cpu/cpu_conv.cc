@@ -1,7 +1,7 @@
 // FP8Conv on the CPU, and the im2col + packed GEMM engine that FP8MatMul shares.
 #include <algorithm>
 
-#include "cpu_kernels.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fp8ort {
 namespace {

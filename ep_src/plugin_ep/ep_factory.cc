@@ -2,7 +2,7 @@
 // returns zero factories: onnxruntime can register the library and the custom-op route keeps working.
 #include <string>
 
-#include "ort_api.h"
+#include "ort/ort_api.h"
 
 extern "C" {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cpu_gemm.h"
-#include "op_common.h"
+#include "cpu/cpu_gemm.h"
+#include "ops/op_common.h"
 
 namespace fp8ort {
 

@@ -1,4 +1,4 @@
-#include "cpu_gemm.h"
+#include "cpu/cpu_gemm.h"
 
 namespace fp8ort {
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "cpu_kernels.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fp8ort {
 

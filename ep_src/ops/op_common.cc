@@ -1,4 +1,4 @@
-#include "op_common.h"
+#include "ops/op_common.h"
 
 #include <algorithm>
 #include <array>

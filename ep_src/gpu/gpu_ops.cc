@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fp8_kernels.h"
-#include "gpu_ops.h"
+#include "gpu/gpu_ops.h"
 
 namespace fp8ort {
 namespace {

@@ -1,4 +1,4 @@
-#include "ort_api.h"
+#include "ort/ort_api.h"
 
 #include <cstdlib>
 #include <cstring>

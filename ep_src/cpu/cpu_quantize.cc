@@ -1,7 +1,7 @@
 // FP8Quantize and FP8Dequantize on the CPU: per-tensor scale, the same conversions as every other kernel.
 #include <algorithm>
 
-#include "cpu_kernels.h"
+#include "cpu/cpu_kernels.h"
 
 namespace fp8ort {
 namespace {

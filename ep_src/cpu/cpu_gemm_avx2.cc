@@ -1,7 +1,7 @@
 // AVX2/FMA micro-kernel (this file alone is compiled with -mavx2 -mfma; chosen at run time).
 #include <immintrin.h>
 
-#include "cpu_gemm.h"
+#include "cpu/cpu_gemm.h"
 
 namespace fp8ort {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cpu_kernels.h"
+#include "cpu/cpu_kernels.h"
 #if defined(FP8ORT_WITH_GPU)
-#include "gpu_ops.h"
+#include "gpu/gpu_ops.h"
 #endif
 
 namespace fp8ort {
