@@ -8,18 +8,10 @@
 
 #include "cpu/cpu_gemm.h"
 #include "ops/op_common.h"
+#include "ort/kernel.h"
 
 namespace fp8ort {
 
-class Kernel {
- public:
-  virtual ~Kernel() = default;
-  virtual void compute(OrtKernelContext* ctx) = 0;
-  const OpContext& context() const { return oc_; }
-
- protected:
-  OpContext oc_;
-};
 
 std::unique_ptr<Kernel> create_cpu_conv(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_matmul(const OrtKernelInfo* info);

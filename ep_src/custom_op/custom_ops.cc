@@ -23,7 +23,6 @@ constexpr size_t kMaxInputs = 8;
 enum class OpKind { kConv, kMatMul, kQuantize, kDequantize };
 
 // One registration. `base` comes first so ORT's OrtCustomOp* can be cast back (standard layout).
-using KernelFactory = std::unique_ptr<Kernel> (*)(const OrtKernelInfo*);
 
 struct OpDef {
   OrtCustomOp base;

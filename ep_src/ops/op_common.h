@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/fp8_numerics.h"
+#include "ort/kernel.h"
 #include "ort/ort_api.h"
 
 namespace fp8ort {
@@ -56,13 +57,6 @@ struct Epilogue {
   // float32 arithmetic, in loops that the compiler vectorizes.
   void apply_span(const double* acc, int64_t acc_stride, int64_t c0, int64_t c_step, int64_t i0, int64_t count,
                   void* y) const;
-};
-
-// Names an op node in messages: "FP8Conv 'conv1'".
-struct OpContext {
-  std::string op;
-  std::string node;
-  std::string where() const { return node.empty() ? op : op + " '" + node + "'"; }
 };
 
 // Input checks. Each throws OpError naming the input and the fix.
