@@ -1,10 +1,14 @@
-// The standard ONNX ops the plugin EP's GPU device runs (host side; device code in hip_kernels/).
-#include "ort/kernel.h"
+// The standard ONNX ops the plugin EP's GPU device runs (host side; device code in hip_kernels/onnx_*.hip).
+#include "gpu/onnx/tables.h"
 
 namespace fp8ort {
 
 const std::vector<KernelDef>& gpu_onnx_kernels() {
-  static const std::vector<KernelDef> table = {};
+  static const std::vector<KernelDef> table = [] {
+    std::vector<KernelDef> all;
+    for (const auto* part : {&gpu_tensor_kernels(), &gpu_nn_kernels()}) all.insert(all.end(), part->begin(), part->end());
+    return all;
+  }();
   return table;
 }
 
