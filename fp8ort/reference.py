@@ -23,7 +23,10 @@ The fused activations, exactly (``y`` float32; ``lo, hi`` / ``alpha, beta`` are 
 - ``HardSwish``: ``y * HardSigmoid(y)`` with alpha = float32(1/6), beta = 0.5, the product rounded to float32.
 - ``Sigmoid`` ``1 / (1 + exp(-y))``, ``Silu`` ``y / (1 + exp(-y))``, ``Gelu`` ``0.5 * y * (1 + erf(y / sqrt(2)))``,
   ``GeluTanh`` ``0.5 * y * (1 + tanh(sqrt(2 / pi) * (y + 0.044715 * y**3)))``: evaluated in float64 from the float32
-  ``y`` and rounded once to float32 (a C++ kernel using libm may differ by one float32 ulp).
+  ``y`` and rounded once to float32 (a C++ kernel using libm may differ by one float32 ulp). Gelu is evaluated as
+  ``0.5 * y * erfc(-y / sqrt(2))`` and GeluTanh as ``y / (1 + exp(-2 * sqrt(2 / pi) * (y + 0.044715 * y**3)))``:
+  the same functions, without the cancellation in ``1 + erf`` / ``1 + tanh`` that leaves no correct digit for
+  large negative ``y`` (libm and NumPy then disagree by millions of ulps).
 
 Only Clip and HardSigmoid take ``activation_alpha``/``activation_beta``; for HardSwish they may be given only as its
 fixed values, for every other activation they must be absent.
@@ -87,7 +90,7 @@ def _hard_sigmoid(y: np.ndarray, alpha: float, beta: float) -> np.ndarray:
     return np.where(t < 0, np.float32(0.0), np.where(t > 1, np.float32(1.0), t)).astype(np.float32)
 
 
-_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
 
 
 def apply_activation(
@@ -114,10 +117,11 @@ def apply_activation(
             r = 1.0 / (1.0 + np.exp(-d))
         elif activation == "Silu":
             r = d / (1.0 + np.exp(-d))
-        elif activation == "Gelu":
-            r = 0.5 * d * (1.0 + _ERF(d / math.sqrt(2.0)).astype(np.float64))
-        else:  # GeluTanh
-            r = 0.5 * d * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (d + GELU_TANH_COEFF * (d * d * d))))
+        elif activation == "Gelu":  # 1 + erf(x) = erfc(-x)
+            r = 0.5 * d * _ERFC(-d / math.sqrt(2.0)).astype(np.float64)
+        else:  # GeluTanh; 0.5 * (1 + tanh(t)) = 1 / (1 + exp(-2t))
+            t = math.sqrt(2.0 / math.pi) * (d + GELU_TANH_COEFF * (d * d * d))
+            r = d / (1.0 + np.exp(-2.0 * t))
     return r.astype(np.float32)
 
 

@@ -104,17 +104,20 @@ void apply_activation(const ActivationSpec& act, float* v, int64_t n) {
         v[q] = static_cast<float>(d / (1.0 + std::exp(-d)));
       }
       return;
+    // Gelu and GeluTanh in the reference's cancellation-free forms: 1 + erf(x) = erfc(-x), and
+    // 0.5 * (1 + tanh(t)) = 1 / (1 + exp(-2t)).
     case Activation::kGelu:
       for (int64_t q = 0; q < n; ++q) {
         const double d = v[q];
-        v[q] = static_cast<float>(0.5 * d * (1.0 + std::erf(d / kSqrt2)));
+        v[q] = static_cast<float>(0.5 * d * std::erfc(-d / kSqrt2));
       }
       return;
     case Activation::kGeluTanh: {
       static const double c = std::sqrt(2.0 / kPi);
       for (int64_t q = 0; q < n; ++q) {
         const double d = v[q];
-        v[q] = static_cast<float>(0.5 * d * (1.0 + std::tanh(c * (d + kGeluTanhCoeff * (d * d * d)))));
+        const double t = c * (d + kGeluTanhCoeff * (d * d * d));
+        v[q] = static_cast<float>(d / (1.0 + std::exp(-2.0 * t)));
       }
       return;
     }
