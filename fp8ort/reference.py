@@ -6,16 +6,35 @@ Every op follows one recipe (DESIGN.md):
 2. ``acc = sum(qx * qw)`` over the reduction: products of FP8 values summed exactly (float64 holds the exact
    sum of E4M3 products for reductions up to 2**17 terms), then rounded once to float32;
 3. the float32 epilogue, in this order: ``y = acc * (x_scale * w_scale[m])``; ``y += B[m]``;
-   ``y += deq(Z)`` (FP8 Z times z_scale, high-precision Z times z_scale when one is given); ``Relu``
-   as ``y < 0 ? 0 : y``;
+   ``y += deq(Z)`` (FP8 Z times z_scale, high-precision Z times z_scale when one is given); then the fused
+   ``activation`` (below);
 4. the output: ``q(y, y_scale)`` for an FP8 ``output_dtype``, else a round-to-nearest-even cast.
 
 Because the reduction is exact, any kernel that sums exactly and follows the same float32 epilogue is
 bit-identical to this reference; a kernel that accumulates in float32 differs only by its rounding.
+
+The fused activations, exactly (``y`` float32; ``lo, hi`` / ``alpha, beta`` are ``activation_alpha``,
+``activation_beta``; NaN stays NaN in every one):
+
+- ``""``: ``y``.  ``Relu``: ``y < 0 ? 0 : y``.
+- ``Clip`` (defaults 0, 6; ``lo <= hi``, ±inf allowed): ``y < lo ? lo : (y > hi ? hi : y)``.
+- ``HardSigmoid`` (defaults 0.2, 0.5, finite): ``t = alpha * y`` then ``t = t + beta``, each rounded to float32 (no
+  fused multiply-add), then ``t < 0 ? 0 : (t > 1 ? 1 : t)``.
+- ``HardSwish``: ``y * HardSigmoid(y)`` with alpha = float32(1/6), beta = 0.5, the product rounded to float32.
+- ``Sigmoid`` ``1 / (1 + exp(-y))``, ``Silu`` ``y / (1 + exp(-y))``, ``Gelu`` ``0.5 * y * (1 + erf(y / sqrt(2)))``,
+  ``GeluTanh`` ``0.5 * y * (1 + tanh(sqrt(2 / pi) * (y + 0.044715 * y**3)))``: evaluated in float64 from the float32
+  ``y`` and rounded once to float32 (a C++ kernel using libm may differ by one float32 ulp). Gelu is evaluated as
+  ``0.5 * y * erfc(-y / sqrt(2))`` and GeluTanh as ``y / (1 + exp(-2 * sqrt(2 / pi) * (y + 0.044715 * y**3)))``:
+  the same functions, without the cancellation in ``1 + erf`` / ``1 + tanh`` that leaves no correct digit for
+  large negative ``y`` (libm and NumPy then disagree by millions of ulps).
+
+Only Clip and HardSigmoid take ``activation_alpha``/``activation_beta``; for HardSwish they may be given only as its
+fixed values, for every other activation they must be absent.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,7 +42,11 @@ from onnx import TensorProto
 
 from . import numerics as nx
 
-ACTIVATIONS = ("", "Relu")
+ACTIVATIONS = ("", "Relu", "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh")
+# (activation_alpha, activation_beta) defaults of the activations that have parameters
+ACTIVATION_DEFAULTS = {"Clip": (0.0, 6.0), "HardSigmoid": (0.2, 0.5)}
+HARD_SWISH_PARAMS = (float(np.float32(1.0 / 6.0)), 0.5)  # ONNX HardSwish: HardSigmoid with alpha 1/6, beta 0.5
+GELU_TANH_COEFF = 0.044715
 LAYOUTS = ("NCHW", "NHWC")
 
 
@@ -36,6 +59,72 @@ def _quantized_operand(x: np.ndarray, scale: np.ndarray | None, fmt: nx.FP8Forma
     return nx.quantize(x, scale, fmt).astype(np.float64)
 
 
+def activation_params(
+    activation: str, activation_alpha: float | None = None, activation_beta: float | None = None
+) -> tuple[float, float]:
+    """The checked float32 (alpha, beta) of ``activation``, defaults filled in; raises ValueError naming the fix."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    given = (activation_alpha, activation_beta)
+    if activation == "HardSwish":
+        for name, v, fixed in zip(("activation_alpha", "activation_beta"), given, HARD_SWISH_PARAMS):
+            if v is not None and float(np.float32(v)) != fixed:
+                raise ValueError(f"HardSwish has fixed {name}={fixed}; drop the attribute (got {v})")
+        return HARD_SWISH_PARAMS
+    if activation not in ACTIVATION_DEFAULTS:
+        if any(v is not None for v in given):
+            raise ValueError(f"activation {activation!r} takes no activation_alpha/activation_beta; drop them")
+        return (0.0, 0.0)
+    alpha, beta = (float(np.float32(d if v is None else v)) for v, d in zip(given, ACTIVATION_DEFAULTS[activation]))
+    if activation == "Clip":
+        if math.isnan(alpha) or math.isnan(beta) or alpha > beta:
+            raise ValueError(f"Clip needs activation_alpha (min) <= activation_beta (max), got {alpha}, {beta}")
+    elif not (math.isfinite(alpha) and math.isfinite(beta)):
+        raise ValueError(f"HardSigmoid needs finite activation_alpha and activation_beta, got {alpha}, {beta}")
+    return alpha, beta
+
+
+def _hard_sigmoid(y: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    t = (y * np.float32(alpha)).astype(np.float32)  # two roundings: no fused multiply-add
+    t = (t + np.float32(beta)).astype(np.float32)
+    return np.where(t < 0, np.float32(0.0), np.where(t > 1, np.float32(1.0), t)).astype(np.float32)
+
+
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def apply_activation(
+    y: np.ndarray, activation: str, activation_alpha: float | None = None, activation_beta: float | None = None
+) -> np.ndarray:
+    """The fused activation of FP8Conv/FP8MatMul on float32 ``y``, exactly as the module docstring defines it."""
+    alpha, beta = activation_params(activation, activation_alpha, activation_beta)
+    y = np.asarray(y, dtype=np.float32)
+    if activation == "":
+        return y
+    if activation == "Relu":
+        return np.where(y < 0, np.float32(0.0), y).astype(np.float32)
+    if activation == "Clip":
+        lo, hi = np.float32(alpha), np.float32(beta)
+        return np.where(y < lo, lo, np.where(y > hi, hi, y)).astype(np.float32)
+    if activation == "HardSigmoid":
+        return _hard_sigmoid(y, alpha, beta)
+    if activation == "HardSwish":
+        with np.errstate(invalid="ignore"):  # -inf * 0 is NaN, as in C
+            return (y * _hard_sigmoid(y, alpha, beta)).astype(np.float32)
+    d = y.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # exp overflow gives inf; -inf * 0 gives NaN, as in C
+        if activation == "Sigmoid":
+            r = 1.0 / (1.0 + np.exp(-d))
+        elif activation == "Silu":
+            r = d / (1.0 + np.exp(-d))
+        elif activation == "Gelu":  # 1 + erf(x) = erfc(-x)
+            r = 0.5 * d * _ERFC(-d / math.sqrt(2.0)).astype(np.float64)
+        else:  # GeluTanh; 0.5 * (1 + tanh(t)) = 1 / (1 + exp(-2t))
+            t = math.sqrt(2.0 / math.pi) * (d + GELU_TANH_COEFF * (d * d * d))
+            r = d / (1.0 + np.exp(-2.0 * t))
+    return r.astype(np.float32)
+
+
 def _epilogue(
     acc: np.ndarray,
     scale: np.ndarray,
@@ -46,8 +135,11 @@ def _epilogue(
     y_scale: np.ndarray | None,
     activation: str,
     output_dtype: int,
+    activation_alpha: float | None = None,
+    activation_beta: float | None = None,
 ) -> np.ndarray:
     """Steps 3 and 4 of the recipe; ``acc`` is the exact float64 sum, ``scale`` is per channel float32."""
+    activation_params(activation, activation_alpha, activation_beta)  # bad attributes fail before any work
     shape = [1] * acc.ndim
     shape[channel_axis] = -1
     y = (acc + 0.0).astype(np.float32)  # +0.0 makes an all-(-0) sum +0, as a kernel starting from +0 does
@@ -61,10 +153,7 @@ def _epilogue(
         elif nx.is_fp8(Z.dtype):
             raise ValueError("an FP8 residual Z needs z_scale")
         y = y + z
-    if activation == "Relu":
-        y = np.where(y < 0, np.float32(0.0), y).astype(np.float32)
-    elif activation != "":
-        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    y = apply_activation(y, activation, activation_alpha, activation_beta)
     if nx.is_fp8(output_dtype):
         if y_scale is None:
             raise ValueError("an FP8 output_dtype needs y_scale")
@@ -103,6 +192,8 @@ def fp8_conv(
     dilations: Sequence[int] = (1, 1),
     group: int = 1,
     activation: str = "",
+    activation_alpha: float | None = None,
+    activation_beta: float | None = None,
     layout: str = "NCHW",
     output_dtype: int = TensorProto.FLOAT,
 ) -> np.ndarray:
@@ -143,7 +234,19 @@ def fp8_conv(
         zz = np.asarray(Z)
         if layout == "NHWC":
             zz = zz.transpose(0, 3, 1, 2)
-    y = _epilogue(acc, _channel_scale(x_scale, w_scale, m), 1, B, zz, z_scale, y_scale, activation, output_dtype)
+    y = _epilogue(
+        acc,
+        _channel_scale(x_scale, w_scale, m),
+        1,
+        B,
+        zz,
+        z_scale,
+        y_scale,
+        activation,
+        output_dtype,
+        activation_alpha,
+        activation_beta,
+    )
     return np.ascontiguousarray(y.transpose(0, 2, 3, 1)) if layout == "NHWC" else y
 
 
@@ -159,6 +262,8 @@ def fp8_matmul(
     *,
     transB: int = 0,
     activation: str = "",
+    activation_alpha: float | None = None,
+    activation_beta: float | None = None,
     output_dtype: int = TensorProto.FLOAT,
 ) -> np.ndarray:
     """Reference ``com.fp8ort::FP8MatMul``: ``A [..., K] @ B [K, N]`` (``[N, K]`` with transB=1)."""
@@ -171,12 +276,24 @@ def fp8_matmul(
     if qa.shape[-1] != k:
         raise ValueError(f"A's last dimension {qa.shape[-1]} does not match K={k}")
     acc = np.matmul(qa, bq)
-    return _epilogue(acc, _channel_scale(a_scale, b_scale, n), acc.ndim - 1, C, Z, z_scale, y_scale, activation,
-                     output_dtype)
+    return _epilogue(
+        acc,
+        _channel_scale(a_scale, b_scale, n),
+        acc.ndim - 1,
+        C,
+        Z,
+        z_scale,
+        y_scale,
+        activation,
+        output_dtype,
+        activation_alpha,
+        activation_beta,
+    )
 
 
-def fp8_quantize(X: np.ndarray, scale: np.ndarray, *, output_dtype: int = TensorProto.FLOAT8E4M3FN,
-                 saturate: int = 1) -> np.ndarray:
+def fp8_quantize(
+    X: np.ndarray, scale: np.ndarray, *, output_dtype: int = TensorProto.FLOAT8E4M3FN, saturate: int = 1
+) -> np.ndarray:
     """Reference ``com.fp8ort::FP8Quantize``: ``q(X, scale)`` (no clipping when saturate=0)."""
     xs = np.asarray(X).astype(np.float32) / np.float32(np.asarray(scale, dtype=np.float32).reshape(()))
     return nx.encode(xs.astype(np.float32), nx.get_format(output_dtype), saturate=bool(saturate))

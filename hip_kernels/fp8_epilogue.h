@@ -1,6 +1,10 @@
 // The fused float32 epilogue shared by the GEMM and convolution kernels, step for step as reference.py's
-// _epilogue: y = acc * (x_scale * w_scale[n]); y += bias[n]; y += float(Z) * z_scale; relu; cast or q(y, y_scale).
+// _epilogue: y = acc * (x_scale * w_scale[n]); y += bias[n]; y += float(Z) * z_scale; activation; cast or
+// q(y, y_scale). Relu and the piecewise-linear activations round as the reference does; the transcendental ones use
+// float32 device math (expf, erfcf), a few float32 ulps from the reference's float64 evaluation.
 #pragma once
+
+#include <cmath>
 
 #include "fp8_numerics.h"
 #include "fp8_status.h"
@@ -21,7 +25,47 @@ struct epilogue_args {
     void* y;
     int64_t ld;          // row stride of Y and Z in elements
     int64_t col_offset;  // first output column of this launch (convolution groups)
+    // Last, so that shorter positional initializers stay valid (the rest is zero: no activation). Relu is `relu`.
+    int act;  // an fp8ort_activation other than RELU (FP8ORT_ACT_NONE = 0)
+    float act_alpha;
+    float act_beta;
 };
+
+constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5
+constexpr float kHardSwishBeta = 0.5f;
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluTanhCoeff = 0.044715f;
+
+// t = alpha * y + beta as two rounded steps (never one fused multiply-add), clamped to [0, 1]; NaN stays NaN.
+__device__ __forceinline__ float hard_sigmoid_rn(float y, float alpha, float beta) {
+    const float t = fp8ort_add_rn(fp8ort_mul_rn(y, alpha), beta);
+    return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+}
+
+// The activations other than Relu (reference.py defines them; the piecewise-linear ones are bit-exact here).
+// 1 / (1 + exp(-t)) in float32; for t < 0 as e / (1 + e) with e = exp(t), so that it reaches the float32
+// subnormals as the reference's float64 evaluation does instead of stopping at 0 where exp(-t) overflows.
+__device__ __forceinline__ float sigmoid_f32(float t) {
+    if (t >= 0.0f) return 1.0f / (1.0f + expf(-t));
+    const float e = expf(t);
+    return e / (1.0f + e);
+}
+
+// Out of line: the tile epilogues' register budget stays that of Relu.
+__device__ inline __noinline__ float apply_activation(int act, float alpha, float beta, float y) {
+    switch (act) {
+        case FP8ORT_ACT_CLIP: return y < alpha ? alpha : (y > beta ? beta : y);
+        case FP8ORT_ACT_HARD_SIGMOID: return hard_sigmoid_rn(y, alpha, beta);
+        case FP8ORT_ACT_HARD_SWISH: return fp8ort_mul_rn(y, hard_sigmoid_rn(y, kHardSwishAlpha, kHardSwishBeta));
+        case FP8ORT_ACT_SIGMOID: return sigmoid_f32(y);
+        case FP8ORT_ACT_SILU: return y * sigmoid_f32(y);
+        // as the reference, without the cancellation of 1 + erf / 1 + tanh for large negative y
+        case FP8ORT_ACT_GELU: return 0.5f * y * erfcf(-y * kInvSqrt2);
+        case FP8ORT_ACT_GELU_TANH: return y * sigmoid_f32(2.0f * kSqrt2OverPi * (y + kGeluTanhCoeff * y * y * y));
+        default: return y;
+    }
+}
 
 __device__ __forceinline__ float decode_any(uint8_t v, fp8ort_dtype t) {
     switch (t) {
@@ -66,7 +110,11 @@ __device__ __forceinline__ float epilogue_value(const epilogue_args& p, const co
     y = fp8ort_mul_rn(y, c.scale);
     if (p.bias) y = fp8ort_add_rn(y, c.bias);
     if (p.z) y = fp8ort_add_rn(y, z);
-    if (p.relu) y = y < 0.0f ? 0.0f : y;
+    if (p.relu) {
+        y = y < 0.0f ? 0.0f : y;
+    } else if (p.act != FP8ORT_ACT_NONE) {
+        y = apply_activation(p.act, p.act_alpha, p.act_beta, y);
+    }
     return y;
 }
 
@@ -287,9 +335,25 @@ inline fp8ort_status make_epilogue_args(const char* op, const fp8ort_epilogue* e
             return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 residual Z (%s) needs z_scale", op, dtype_name(e->z_type));
     }
     if (e->relu != 0 && e->relu != 1) return fail(FP8ORT_INVALID_ARGUMENT, "%s: relu must be 0 or 1", op);
+    const int act = static_cast<int>(e->activation);
+    if (act < FP8ORT_ACT_NONE || act > FP8ORT_ACT_GELU_TANH)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: activation %d is not an fp8ort_activation (0..%d)", op, act,
+                    static_cast<int>(FP8ORT_ACT_GELU_TANH));
+    if (e->relu == 1 && act != FP8ORT_ACT_NONE && act != FP8ORT_ACT_RELU)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: relu = 1 with activation %d: set relu = 0 or activation = RELU", op,
+                    act);
+    const float lo = e->activation_alpha, hi = e->activation_beta;
+    if (act == FP8ORT_ACT_CLIP && !(lo <= hi))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: Clip needs activation_alpha (min) <= activation_beta (max), not NaN; "
+                    "got %g, %g", op, static_cast<double>(lo), static_cast<double>(hi));
+    if (act == FP8ORT_ACT_HARD_SIGMOID && !(std::isfinite(lo) && std::isfinite(hi)))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: HardSigmoid needs finite activation_alpha and activation_beta; got "
+                    "%g, %g", op, static_cast<double>(lo), static_cast<double>(hi));
     if (!y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: output pointer is NULL", op);
+    const bool relu = e->relu == 1 || act == FP8ORT_ACT_RELU;
     *out = epilogue_args{e->x_scale, e->w_scale, e->w_scale_count != 1, e->bias, e->z, e->z_type, e->z_scale,
-                         e->y_scale, e->relu != 0, e->y_type, y, ld, 0};
+                         e->y_scale, relu, e->y_type, y, ld, 0,
+                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi};
     return FP8ORT_OK;
 }
 

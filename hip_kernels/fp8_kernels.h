@@ -62,7 +62,19 @@ FP8ORT_GPU_API fp8ort_status fp8ort_quantize_padded(const void* x, fp8ort_dtype 
                                                     void* stream);
 
 /* ---- GEMM and convolution epilogue (fp8_epilogue.h), in reference order:
- * y = acc * (x_scale * w_scale[n]); y += bias[n]; y += float(Z) * z_scale; relu; cast or q(y, y_scale). */
+ * y = acc * (x_scale * w_scale[n]); y += bias[n]; y += float(Z) * z_scale; activation; cast or q(y, y_scale). */
+/* The fused activation (the ops' `activation` attribute; values as ep_src/ops/op_common.h's Activation). */
+typedef enum fp8ort_activation {
+    FP8ORT_ACT_NONE = 0,          /* none, unless relu == 1 */
+    FP8ORT_ACT_RELU = 1,
+    FP8ORT_ACT_CLIP = 2,          /* min(max(y, alpha), beta): activation_alpha <= activation_beta, not NaN */
+    FP8ORT_ACT_SIGMOID = 3,
+    FP8ORT_ACT_SILU = 4,
+    FP8ORT_ACT_HARD_SIGMOID = 5,  /* max(0, min(1, alpha * y + beta)), alpha and beta finite */
+    FP8ORT_ACT_HARD_SWISH = 6,    /* y * HardSigmoid(y) with alpha 1/6, beta 0.5 fixed (activation_* unused) */
+    FP8ORT_ACT_GELU = 7,          /* erf form */
+    FP8ORT_ACT_GELU_TANH = 8      /* tanh approximation */
+} fp8ort_activation;
 typedef struct fp8ort_epilogue {
     const float* x_scale;  /* device, 1 value (required) */
     const float* w_scale;  /* device, 1 or N values (required) */
@@ -72,8 +84,12 @@ typedef struct fp8ort_epilogue {
     fp8ort_dtype z_type;   /* FLOAT/FLOAT16/BFLOAT16 or an FP8 type (then z_scale is required) */
     const float* z_scale;  /* device, 1 value, or NULL (high-precision Z only) */
     const float* y_scale;  /* device, 1 value; required when y_type is FP8 */
-    int relu;              /* 0 or 1 */
+    int relu;              /* 0 or 1 (1: Relu, the same as activation = FP8ORT_ACT_RELU) */
     fp8ort_dtype y_type;   /* FLOAT/FLOAT16/BFLOAT16 or an FP8 type */
+    /* Added after relu/y_type so that zero-initialized callers keep working: 0 = none (relu decides). */
+    fp8ort_activation activation; /* relu == 1 allows only NONE or RELU here */
+    float activation_alpha;       /* Clip: min; HardSigmoid: alpha; else unused */
+    float activation_beta;        /* Clip: max; HardSigmoid: beta; else unused */
 } fp8ort_epilogue;
 
 /* ---- GEMM (fp8_gemm.hip, fp8_gemm_sm90.hip) ----

@@ -60,7 +60,17 @@ def test_conv_bad_inputs(change, patterns, rng, library):
 @pytest.mark.parametrize(
     "attrs, patterns",
     [
-        ({"activation": "Gelu"}, ["activation", "Gelu"]),
+        ({"activation": "Swish"}, ["activation", "Swish", '"GeluTanh"']),
+        ({"activation": "relu"}, ["activation", "relu", '"Relu"']),
+        ({"activation": "Clip", "activation_alpha": 7.0, "activation_beta": 6.0}, ["Clip", "min", "<= ", "max"]),
+        ({"activation": "Clip", "activation_alpha": 7.0}, ["Clip", "min=7", "max=6"]),
+        ({"activation": "Clip", "activation_beta": float("nan")}, ["Clip", "NaN"]),
+        ({"activation": "Relu", "activation_alpha": 0.1}, ["Relu", "activation_alpha", "drop"]),
+        ({"activation": "Gelu", "activation_beta": 0.0}, ["Gelu", "activation_beta", "drop"]),
+        ({"activation": "", "activation_alpha": 0.0}, ["activation_alpha", "drop"]),
+        ({"activation": "HardSwish", "activation_alpha": 0.2}, ["HardSwish", "fixed", "drop"]),
+        ({"activation": "HardSigmoid", "activation_alpha": float("inf")}, ["HardSigmoid", "finite"]),
+        ({"activation": "Clip", "activation_alpha": 0}, ["activation_alpha", "float attribute"]),
         ({"layout": "NCWH"}, ["layout", "NCWH"]),
         ({"group": 3}, ["group=3"]),
         ({"pads": [1, 1]}, ["pads", "4 values"]),
@@ -70,7 +80,9 @@ def test_conv_bad_inputs(change, patterns, rng, library):
         ({"output_dtype": TensorProto.FLOAT8E4M3FN}, ["y_scale"]),
         ({"kernel_shape": [5, 5]}, ["kernel_shape"]),
     ],
-    ids=["activation", "layout", "group", "pads", "strides", "auto_pad", "int8-output", "fp8-out-no-y_scale",
+    ids=["activation", "activation-case", "clip-min-above-max", "clip-min-above-default-max", "clip-nan",
+         "alpha-on-relu", "beta-on-gelu", "alpha-without-activation", "hardswish-alpha", "hardsigmoid-inf",
+         "int-alpha", "layout", "group", "pads", "strides", "auto_pad", "int8-output", "fp8-out-no-y_scale",
          "kernel_shape"],
 )
 def test_conv_bad_attributes(attrs, patterns, rng, library):
@@ -78,6 +90,35 @@ def test_conv_bad_attributes(attrs, patterns, rng, library):
     output_dtype = attrs.pop("output_dtype", TensorProto.FLOAT)
     model = ops.make_op_model("FP8Conv", inputs, output_dtype=output_dtype, **attrs)
     _fails(model, {"X": inputs["X"]}, library, "FP8Conv", *patterns)
+
+
+@pytest.mark.parametrize(
+    "attrs, patterns",
+    [
+        ({"activation": "Tanh"}, ["activation", "Tanh", '"Clip"']),
+        ({"activation": "Clip", "activation_alpha": 2.0, "activation_beta": -2.0}, ["Clip", "min", "max"]),
+        ({"activation": "Sigmoid", "activation_alpha": 1.0}, ["Sigmoid", "activation_alpha"]),
+    ],
+    ids=["unknown", "clip-min-above-max", "alpha-on-sigmoid"],
+)
+def test_matmul_bad_activation(attrs, patterns, rng, library):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b, bs = fp8_weights(rng, (4, 6), axis=1)
+    model = ops.make_op_model("FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs},
+                              graph_inputs=["A"], **attrs)
+    _fails(model, {"A": a}, library, "FP8MatMul", *patterns)
+
+
+def test_hardswish_accepts_its_fixed_parameters(rng, library):
+    """HardSwish's own alpha (float32 1/6) and beta (0.5) may be spelled out; the result is the plain HardSwish."""
+    inputs = _conv_inputs(rng)
+    plain = ops.run(ops.session(ops.make_op_model("FP8Conv", inputs, activation="HardSwish"), library),
+                    {"X": inputs["X"]})[0]
+    model = ops.make_op_model("FP8Conv", inputs, activation="HardSwish", activation_alpha=float(np.float32(1 / 6)),
+                              activation_beta=0.5)
+    spelled = ops.run(ops.session(model, library), {"X": inputs["X"]})[0]
+    np.testing.assert_array_equal(spelled, plain)
+    assert (plain < 0).any() and (plain > 0).any()
 
 
 def test_conv_missing_required_scale(rng, library):

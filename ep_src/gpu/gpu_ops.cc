@@ -119,7 +119,19 @@ fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, co
     if (!ys.present()) fail("output_dtype is FP8 and needs y_scale (input 7)");
     e.y_scale = scale_ptr(ys, "y_scale", 1);
   }
-  e.relu = attrs.relu ? 1 : 0;
+  static_assert(static_cast<int>(Activation::kClip) == FP8ORT_ACT_CLIP &&
+                    static_cast<int>(Activation::kSigmoid) == FP8ORT_ACT_SIGMOID &&
+                    static_cast<int>(Activation::kSilu) == FP8ORT_ACT_SILU &&
+                    static_cast<int>(Activation::kHardSigmoid) == FP8ORT_ACT_HARD_SIGMOID &&
+                    static_cast<int>(Activation::kHardSwish) == FP8ORT_ACT_HARD_SWISH &&
+                    static_cast<int>(Activation::kGelu) == FP8ORT_ACT_GELU &&
+                    static_cast<int>(Activation::kGeluTanh) == FP8ORT_ACT_GELU_TANH,
+                "Activation (op_common.h) and fp8ort_activation (fp8_kernels.h) must agree");
+  // Relu through `relu` as before; the other activations through the fields added after it (same enum values).
+  e.relu = attrs.act.kind == Activation::kRelu ? 1 : 0;
+  e.activation = e.relu ? FP8ORT_ACT_NONE : static_cast<fp8ort_activation>(static_cast<int>(attrs.act.kind));
+  e.activation_alpha = attrs.act.alpha;
+  e.activation_beta = attrs.act.beta;
   return e;
 }
 

@@ -5,8 +5,124 @@
 #include <cstring>
 #include <cmath>
 #include <mutex>
+#include <optional>
+
+// The epilogue rounds after every float32 step as the reference does: this file is built with -ffp-contract=off
+// (CMakeLists.txt) so that no multiply-add, e.g. HardSigmoid's alpha * y + beta, becomes one fused instruction.
 
 namespace fp8ort {
+namespace {
+
+// HardSwish is HardSigmoid with these fixed parameters (ONNX HardSwish).
+constexpr float kHardSwishAlpha = 1.0f / 6.0f;
+constexpr float kHardSwishBeta = 0.5f;
+constexpr double kSqrt2 = 1.4142135623730951;           // sqrt(2) rounded to double, as math.sqrt(2.0)
+constexpr double kPi = 3.141592653589793;               // math.pi
+constexpr double kGeluTanhCoeff = 0.044715;
+
+struct ActivationInfo {
+  const char* name;
+  Activation kind;
+  bool has_params;  // Clip and HardSigmoid read activation_alpha/activation_beta
+  float default_alpha;
+  float default_beta;
+};
+
+constexpr ActivationInfo kActivations[] = {
+    {"", Activation::kNone, false, 0.0f, 0.0f},
+    {"Relu", Activation::kRelu, false, 0.0f, 0.0f},
+    {"Clip", Activation::kClip, true, 0.0f, 6.0f},
+    {"Sigmoid", Activation::kSigmoid, false, 0.0f, 0.0f},
+    {"Silu", Activation::kSilu, false, 0.0f, 0.0f},
+    {"HardSigmoid", Activation::kHardSigmoid, true, 0.2f, 0.5f},
+    {"HardSwish", Activation::kHardSwish, false, kHardSwishAlpha, kHardSwishBeta},
+    {"Gelu", Activation::kGelu, false, 0.0f, 0.0f},
+    {"GeluTanh", Activation::kGeluTanh, false, 0.0f, 0.0f},
+};
+
+std::string allowed_activations() {
+  std::string s;
+  for (const ActivationInfo& a : kActivations) s += std::string(s.empty() ? "\"" : ", \"") + a.name + "\"";
+  return s;
+}
+
+// t = alpha * y, then t + beta, each rounded to float32, clamped to [0, 1]; NaN stays NaN.
+inline float hard_sigmoid(float y, float alpha, float beta) {
+  float t = y * alpha;
+  t = t + beta;
+  return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+}
+
+// A float attribute, or nothing when the node lacks it; one of another type is an error.
+std::optional<float> attr_float_opt(const OrtKernelInfo* info, const char* name) {
+  float v = 0.0f;
+  OrtStatus* st = g_ort->KernelInfoGetAttribute_float(info, name, &v);
+  if (st == nullptr) return v;
+  g_ort->ReleaseStatus(st);
+  if (has_attr(info, name)) {
+    fail(std::string("attribute ") + name + " must be a float attribute (ONNX AttributeProto FLOAT); write e.g. 6.0, "
+         "not 6");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* activation_name(Activation a) {
+  for (const ActivationInfo& info : kActivations) {
+    if (info.kind == a) return info.name;
+  }
+  return "?";
+}
+
+void apply_activation(const ActivationSpec& act, float* v, int64_t n) {
+  const float a = act.alpha, b = act.beta;
+  switch (act.kind) {
+    case Activation::kNone: return;
+    case Activation::kRelu:
+      for (int64_t q = 0; q < n; ++q) v[q] = v[q] < 0.0f ? 0.0f : v[q];
+      return;
+    case Activation::kClip:
+      for (int64_t q = 0; q < n; ++q) v[q] = v[q] < a ? a : (v[q] > b ? b : v[q]);
+      return;
+    case Activation::kHardSigmoid:
+      for (int64_t q = 0; q < n; ++q) v[q] = hard_sigmoid(v[q], a, b);
+      return;
+    case Activation::kHardSwish:
+      for (int64_t q = 0; q < n; ++q) v[q] = v[q] * hard_sigmoid(v[q], kHardSwishAlpha, kHardSwishBeta);
+      return;
+    // The transcendental ones: float64 from the float32 value, one rounding to float32 (as the reference).
+    case Activation::kSigmoid:
+      for (int64_t q = 0; q < n; ++q) {
+        const double d = v[q];
+        v[q] = static_cast<float>(1.0 / (1.0 + std::exp(-d)));
+      }
+      return;
+    case Activation::kSilu:
+      for (int64_t q = 0; q < n; ++q) {
+        const double d = v[q];
+        v[q] = static_cast<float>(d / (1.0 + std::exp(-d)));
+      }
+      return;
+    // Gelu and GeluTanh in the reference's cancellation-free forms: 1 + erf(x) = erfc(-x), and
+    // 0.5 * (1 + tanh(t)) = 1 / (1 + exp(-2t)).
+    case Activation::kGelu:
+      for (int64_t q = 0; q < n; ++q) {
+        const double d = v[q];
+        v[q] = static_cast<float>(0.5 * d * std::erfc(-d / kSqrt2));
+      }
+      return;
+    case Activation::kGeluTanh: {
+      static const double c = std::sqrt(2.0 / kPi);
+      for (int64_t q = 0; q < n; ++q) {
+        const double d = v[q];
+        const double t = c * (d + kGeluTanhCoeff * (d * d * d));
+        v[q] = static_cast<float>(d / (1.0 + std::exp(-2.0 * t)));
+      }
+      return;
+    }
+  }
+}
 
 const float* fp8_decode_table(Fp8Format fmt) {
   static std::array<std::array<float, 256>, kNumFp8Formats> tables;
@@ -61,8 +177,10 @@ void Epilogue::apply_span(const double* acc, int64_t acc_stride, int64_t c0, int
         }
       }
     }
-    if (relu) {
+    if (act.kind == Activation::kRelu) {  // the common case stays inline
       for (int64_t q = 0; q < n; ++q) v[q] = v[q] < 0.0f ? 0.0f : v[q];
+    } else if (act.kind != Activation::kNone) {
+      apply_activation(act, v, n);
     }
     switch (out.type) {
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: std::memcpy(static_cast<float*>(y) + i, v, n * sizeof(float)); break;
@@ -154,11 +272,36 @@ std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t
 
 CommonAttrs parse_common_attrs(const OrtKernelInfo* info) {
   CommonAttrs a;
-  std::string act = attr_string(info, "activation", "");
-  if (act == "Relu") {
-    a.relu = true;
-  } else if (!act.empty()) {
-    fail("attribute activation must be \"\" or \"Relu\"; got \"" + act + "\"");
+  const std::string act = attr_string(info, "activation", "");
+  const ActivationInfo* found = nullptr;
+  for (const ActivationInfo& k : kActivations) {
+    if (act == k.name) found = &k;
+  }
+  if (found == nullptr) fail("attribute activation must be one of " + allowed_activations() + "; got \"" + act + "\"");
+  a.act.kind = found->kind;
+  a.act.alpha = found->default_alpha;
+  a.act.beta = found->default_beta;
+  const std::optional<float> alpha = attr_float_opt(info, "activation_alpha");
+  const std::optional<float> beta = attr_float_opt(info, "activation_beta");
+  if (found->has_params) {
+    if (alpha) a.act.alpha = *alpha;
+    if (beta) a.act.beta = *beta;
+  } else if (found->kind == Activation::kHardSwish) {
+    if ((alpha && *alpha != kHardSwishAlpha) || (beta && *beta != kHardSwishBeta)) {
+      fail("activation \"HardSwish\" has fixed parameters (alpha = 1/6, beta = 0.5); drop activation_alpha and "
+           "activation_beta");
+    }
+  } else if (alpha || beta) {
+    fail(std::string("activation \"") + found->name + "\" takes no activation_alpha or activation_beta (only \"Clip\" " +
+         "and \"HardSigmoid\" do); drop them");
+  }
+  if (found->kind == Activation::kClip && !(a.act.alpha <= a.act.beta)) {
+    fail("activation \"Clip\" needs activation_alpha (min) <= activation_beta (max), neither NaN; got min=" +
+         std::to_string(a.act.alpha) + ", max=" + std::to_string(a.act.beta));
+  }
+  if (found->kind == Activation::kHardSigmoid && !(std::isfinite(a.act.alpha) && std::isfinite(a.act.beta))) {
+    fail("activation \"HardSigmoid\" needs finite activation_alpha and activation_beta; got alpha=" +
+         std::to_string(a.act.alpha) + ", beta=" + std::to_string(a.act.beta));
   }
   int64_t dt = attr_int(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
   auto t = static_cast<ONNXTensorElementDataType>(dt);
@@ -173,7 +316,7 @@ CommonAttrs parse_common_attrs(const OrtKernelInfo* info) {
 Epilogue make_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, float x_scale, const std::vector<float>& w_scale,
                        const std::vector<int64_t>& y_shape, int64_t channels, const char* bias_name) {
   Epilogue e;
-  e.relu = attrs.relu;
+  e.act = attrs.act;
   e.channel_scale.resize(w_scale.size());
   for (size_t c = 0; c < w_scale.size(); ++c) e.channel_scale[c] = x_scale * w_scale[c];
 

@@ -41,6 +41,34 @@ struct OutputSpec {
   }
 };
 
+// The fused activation of FP8Conv/FP8MatMul (attribute `activation`), applied after bias and residual. The exact
+// float32 definitions are reference.py's (docs/operators.md). The values match fp8ort_activation (fp8_kernels.h).
+enum class Activation : int {
+  kNone = 0,
+  kRelu = 1,
+  kClip = 2,
+  kSigmoid = 3,
+  kSilu = 4,
+  kHardSigmoid = 5,
+  kHardSwish = 6,
+  kGelu = 7,
+  kGeluTanh = 8,
+};
+
+// An activation with its float32 parameters: Clip (min, max), HardSigmoid and HardSwish (alpha, beta); unused
+// otherwise.
+struct ActivationSpec {
+  Activation kind = Activation::kNone;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+};
+
+// The activation name as the attribute spells it ("" for none).
+const char* activation_name(Activation a);
+
+// Applies `act` to v[0..n) in place, as the reference does.
+void apply_activation(const ActivationSpec& act, float* v, int64_t n);
+
 // The float32 epilogue of FP8Conv/FP8MatMul, applied to one exact accumulator value.
 struct Epilogue {
   std::vector<float> channel_scale;  // x_scale * w_scale[c]
@@ -49,7 +77,7 @@ struct Epilogue {
   ONNXTensorElementDataType z_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   bool has_z_scale = false;
   float z_scale = 1.0f;
-  bool relu = false;
+  ActivationSpec act;
   OutputSpec out;
 
   // `count` outputs at flat indices i0, i0+1, ...: element q has accumulator acc[q * acc_stride] (the exact sum of
@@ -66,9 +94,9 @@ void require_type(const Tensor& t, const char* name, bool ok, const char* expect
 // The output ORT allocated must have the element type output_dtype asks for.
 void check_output_type(const Tensor& y, ONNXTensorElementDataType wanted);
 
-// Attributes shared by both ops: activation, output_dtype, and their checks.
+// Attributes shared by both ops: activation (with activation_alpha, activation_beta), output_dtype, and their checks.
 struct CommonAttrs {
-  bool relu = false;
+  ActivationSpec act;
   ONNXTensorElementDataType output_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 };
 CommonAttrs parse_common_attrs(const OrtKernelInfo* info);

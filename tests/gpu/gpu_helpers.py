@@ -6,10 +6,11 @@ import os
 
 import ml_dtypes
 import numpy as np
-from gpu_lib import Epilogue
+from gpu_lib import ACTIVATION_CODES, Epilogue
 from onnx import TensorProto
 
 from fp8ort import numerics as nx
+from fp8ort import reference as ref
 
 NP_OF = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16, TensorProto.BFLOAT16: ml_dtypes.bfloat16}
 SQNR_MIN_DB = 40.0
@@ -20,6 +21,57 @@ FP8_OFF_BY_ONE_MAX_FRACTION = 0.01
 WGMMA_REL_TOL_OF_ABS_SUM = 2.0**-10
 # ... and more codes move by one: 1.15% were seen with fast accumulation at K = 4096 (H200, 2026-12-02).
 WGMMA_OFF_MAX_FRACTION = 0.02
+
+
+# (activation, activation_alpha, activation_beta) for the GPU activation tests: every activation, the parametrized ones
+# also off their defaults.
+ACTIVATION_SPECS = [
+    ("Relu", None, None),
+    ("Clip", None, None),
+    ("Clip", -1.5, 2.25),
+    ("Sigmoid", None, None),
+    ("Silu", None, None),
+    ("HardSigmoid", None, None),
+    ("HardSigmoid", 0.3, 0.45),
+    ("HardSwish", None, None),
+    ("Gelu", None, None),
+    ("GeluTanh", None, None),
+]
+
+
+def activation_id(spec) -> str:
+    name, alpha, beta = spec
+    return (name or "none") + ("" if alpha is None else f"({alpha},{beta})")
+
+
+def activation_max_slope(spec) -> float:
+    """max |d act / dy|: how much an accumulation error can grow through the activation (error bounds scale by it)."""
+    name, alpha, beta = spec
+    a, _ = ref.activation_params(name, alpha, beta)
+    return {"Sigmoid": 0.25, "Silu": 1.1, "HardSigmoid": abs(a), "HardSwish": 1.5, "Gelu": 1.13, "GeluTanh": 1.13}.get(
+        name, 1.0
+    )
+
+
+def activation_kinks(spec) -> np.ndarray:
+    """Pre-activation values where the activation bends or saturates."""
+    name, alpha, beta = spec
+    a, b = ref.activation_params(name, alpha, beta)
+    if name == "HardSigmoid":
+        return np.float32([-b / a, (1 - b) / a])
+    pts = {"Clip": [a, b], "HardSwish": [-3.0, 0.0, 3.0], "Sigmoid": [0.0, -12.0, 12.0]}.get(name, [0.0, -0.75, -6.0])
+    return np.float32([p for p in pts if np.isfinite(p)])
+
+
+def spread_for_activation(rng, probe: np.ndarray, w_scale: np.ndarray, spec, channel_axis: int):
+    """(w_scale, bias) that put the pre-activation y = acc * scale + bias around the activation's kinks with a spread
+    of a few units; probe is the reference output without bias for w_scale."""
+    sigma = float(np.std(probe[np.isfinite(probe)])) or 1.0
+    spread = 10.0 if spec[0] == "Sigmoid" else 3.0
+    kinks = activation_kinks(spec)
+    channels = probe.shape[channel_axis]
+    bias = kinks[rng.integers(0, kinks.size, channels)] + rng.standard_normal(channels).astype(np.float32) * 0.05
+    return (w_scale * np.float32(spread / sigma)).astype(np.float32), bias.astype(np.float32)
 
 
 def np_dtype(onnx_type: int) -> np.dtype:
@@ -46,11 +98,16 @@ class EpilogueCase:
     """One epilogue configuration, both as reference keyword arguments and as a device fp8ort_epilogue."""
 
     def __init__(
-        self, rng, rt, fmt, n_channels, y_shape, *, per_channel, bias, z_type, z_scaled, relu, y_type, x_scale, w_scale
+        self, rng, rt, fmt, n_channels, y_shape, *, per_channel, bias, z_type, z_scaled, relu, y_type, x_scale, w_scale,
+        activation=None, bias_values=None,
     ):
+        """``activation``: an (activation, alpha, beta) spec replacing ``relu``; ``bias_values``: the bias itself."""
         self.y_type = y_type
         self.w_scale = w_scale if per_channel else np.float32([w_scale.mean()])
         self.bias = rng.standard_normal(n_channels).astype(np.float32) * 3 if bias else None
+        if bias_values is not None:
+            self.bias = np.asarray(bias_values, np.float32)
+        self.activation = activation if activation is not None else ("Relu" if relu else "", None, None)
         self.z = None
         self.z_scale = None
         if z_type is not None:
@@ -62,8 +119,10 @@ class EpilogueCase:
                 self.z = zf.astype(NP_OF[z_type])
                 self.z_scale = np.float32(0.5) if z_scaled else None
         self.y_scale = np.float32(0.11) if nx.is_fp8(y_type) else None
-        self.relu = relu
+        self.relu = self.activation[0] == "Relu"
         self.x_scale = np.float32(x_scale)
+        name = self.activation[0]
+        act_alpha, act_beta = ref.activation_params(*self.activation)  # defaults filled in: the C ABI takes values
         dev = lambda a: rt.to_device(np.ascontiguousarray(a).view(np.uint8)) if a is not None else None  # noqa: E731
         self.struct = Epilogue(
             x_scale=dev(np.float32([x_scale])),
@@ -74,8 +133,11 @@ class EpilogueCase:
             z_type=z_type or 0,
             z_scale=dev(None if self.z_scale is None else np.float32([self.z_scale])),
             y_scale=dev(None if self.y_scale is None else np.float32([self.y_scale])),
-            relu=int(relu),
+            relu=int(self.relu),
             y_type=y_type,
+            activation=0 if name in ("", "Relu") else ACTIVATION_CODES[name],
+            activation_alpha=act_alpha,
+            activation_beta=act_beta,
         )
 
     def reference_kwargs(self) -> dict:
@@ -83,7 +145,9 @@ class EpilogueCase:
             Z=self.z,
             z_scale=self.z_scale,
             y_scale=self.y_scale,
-            activation="Relu" if self.relu else "",
+            activation=self.activation[0],
+            activation_alpha=self.activation[1],
+            activation_beta=self.activation[2],
             output_dtype=self.y_type,
         )
 

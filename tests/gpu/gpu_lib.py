@@ -91,7 +91,25 @@ class Epilogue(ctypes.Structure):
         ("y_scale", ctypes.c_void_p),
         ("relu", ctypes.c_int),
         ("y_type", ctypes.c_int),
+        # fp8ort_activation and its parameters (added after y_type; zero = none, relu decides)
+        ("activation", ctypes.c_int),
+        ("activation_alpha", ctypes.c_float),
+        ("activation_beta", ctypes.c_float),
     ]
+
+
+# fp8ort_activation values (fp8_kernels.h) by the ops' activation attribute
+ACTIVATION_CODES = {
+    "": 0,
+    "Relu": 1,
+    "Clip": 2,
+    "Sigmoid": 3,
+    "Silu": 4,
+    "HardSigmoid": 5,
+    "HardSwish": 6,
+    "Gelu": 7,
+    "GeluTanh": 8,
+}
 
 
 class ConvShape(ctypes.Structure):

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_helpers import EpilogueCase, check_output, np_dtype, random_activation, random_weight
+from gpu_helpers import (
+    ACTIVATION_SPECS,
+    EpilogueCase,
+    activation_id,
+    activation_max_slope,
+    check_output,
+    np_dtype,
+    random_activation,
+    random_weight,
+    spread_for_activation,
+)
 from gpu_lib import ConvShape
 from onnx import TensorProto
 
@@ -47,6 +57,17 @@ EPILOGUES = [
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
 @pytest.mark.parametrize("kernel", [0, 1, 4, 5], ids=["auto", "portable", "sm90a_1block", "sm90a_2blocks"])
 def test_conv(gpu, case, epi_cfg, kernel):
+    result = run_conv(gpu, case, epi_cfg, kernel)
+    if result is not None:
+        got, want, name, abs_sum = result
+        print(case, epi_cfg, name, check_output(got, want, epi_cfg[-1], f"conv {case} {epi_cfg} {name}",
+                                                abs_sum=abs_sum))
+
+
+def run_conv(gpu, case, epi_cfg, kernel, activation=None):
+    """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
+    refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
+    with scales and bias that put the pre-activation around its kinks."""
     lib, rt = gpu
     fmt = nx.E4M3FN
     rng = np.random.default_rng()
@@ -78,6 +99,12 @@ def test_conv(gpu, case, epi_cfg, kernel):
     x = random_activation(rng, (batch, h, w, c), fmt, x_scale)
     wq, w_scale = random_weight(rng, m, (m, c // group, kh, kw), fmt)
     per_channel, bias, z_type, z_scaled, relu, y_type = epi_cfg
+    bias_values = None
+    if activation is not None:
+        probe = ref.fp8_conv(x, wq, np.float32(x_scale), w_scale, strides=strides, pads=pads, dilations=dil,
+                             group=group, layout="NHWC")
+        w_scale, bias_values = spread_for_activation(rng, probe, w_scale, activation, 3)
+        bias_values = bias_values if bias else None
     epi = EpilogueCase(
         rng,
         rt,
@@ -92,6 +119,8 @@ def test_conv(gpu, case, epi_cfg, kernel):
         y_type=y_type,
         x_scale=x_scale,
         w_scale=w_scale,
+        activation=activation,
+        bias_values=bias_values,
     )
     want = ref.fp8_conv(
         x,
@@ -130,7 +159,7 @@ def test_conv(gpu, case, epi_cfg, kernel):
         pointwise = kh == kw == 1 and strides == (1, 1) and pads == (0, 0, 0, 0) and group == 1
         if kernel in (4, 5) and pointwise and c % 16:  # a forced sm90a GEMM refuses K % 16 != 0 before launch
             assert st == 2 and b"K % 16 == 0" in lib.fp8ort_gpu_last_error()
-            return
+            return None
         assert st == 0, lib.fp8ort_gpu_last_error()
     finally:
         lib.fp8ort_gemm_set_kernel_override(0)
@@ -144,7 +173,28 @@ def test_conv(gpu, case, epi_cfg, kernel):
                                dilations=dil, group=group, layout="NHWC").astype(np.float64)
         if epi.y_scale is not None:
             abs_sum = abs_sum / epi.y_scale
-    print(case, epi_cfg, name, check_output(got, want, y_type, f"conv {case} {epi_cfg} {name}", abs_sum=abs_sum))
+        abs_sum = abs_sum * activation_max_slope(epi.activation)  # the activation can stretch the error this much
+    return got, want, name, abs_sum
+
+
+# Fused activations through the convolution kernels: a 3x3, a depthwise and a split-K shape (on sm90a).
+ACTIVATION_CASES = [CASES[0], CASES[3], CASES[-1]]
+ACTIVATION_EPILOGUES = [
+    (True, True, None, False, False, F32),
+    (True, True, E4M3, True, False, E4M3),
+]
+
+
+@pytest.mark.parametrize("kernel", [0, 1], ids=["auto", "portable"])
+@pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
+def test_conv_activations(gpu, spec, kernel):
+    for case in ACTIVATION_CASES:
+        for cfg in ACTIVATION_EPILOGUES:
+            result = run_conv(gpu, case, cfg, kernel, activation=spec)
+            assert result is not None
+            got, want, name, abs_sum = result
+            print(case, spec, cfg, name, check_output(got, want, cfg[-1], f"conv {case} {spec} {cfg} {name}",
+                                                      abs_sum=abs_sum))
 
 
 def test_conv_refuses_bad_shapes(gpu):

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpu_helpers import EpilogueCase, check_output, np_dtype, random_activation, random_weight
+from gpu_helpers import (
+    ACTIVATION_SPECS,
+    EpilogueCase,
+    activation_id,
+    activation_kinks,
+    activation_max_slope,
+    check_output,
+    np_dtype,
+    random_activation,
+    random_weight,
+    spread_for_activation,
+)
+from gpu_lib import ACTIVATION_CODES
 from onnx import TensorProto
 
 from fp8ort import numerics as nx
@@ -48,11 +60,14 @@ EPILOGUES = [
 OK, INVALID_ARGUMENT, UNSUPPORTED = 0, 1, 2
 
 
-def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False):
+def run_gemm(
+    gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False, activation=None
+):
     """One GEMM on random operands: (got, want, kernel name, abs_sum or None).
 
     ``blaslt``: through fp8ort_gemm_blaslt instead of fp8ort_gemm (``kernel`` unused); ``skip_unsupported``: skip
-    the test when it answers FP8ORT_UNSUPPORTED.
+    the test when it answers FP8ORT_UNSUPPORTED; ``activation``: an (activation, alpha, beta) spec in place of the
+    config's relu, with scales and bias chosen so that the pre-activation lies around the activation's kinks.
     """
     lib, rt = gpu
     rng = np.random.default_rng(seed)
@@ -61,6 +76,11 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
     w_nk, w_scale = random_weight(rng, n, (n, k), fmt)
     w = w_nk if trans_b else np.ascontiguousarray(w_nk.T)
     per_channel, bias, z_type, z_scaled, relu, y_type = epi_cfg
+    bias_values = None
+    if activation is not None:
+        probe = ref.fp8_matmul(a, w, np.float32(x_scale), w_scale, transB=trans_b)
+        w_scale, bias_values = spread_for_activation(rng, probe, w_scale, activation, 1)
+        bias_values = bias_values if bias else None
     epi = EpilogueCase(
         rng,
         rt,
@@ -75,6 +95,8 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
         y_type=y_type,
         x_scale=x_scale,
         w_scale=w_scale,
+        activation=activation,
+        bias_values=bias_values,
     )
     want = ref.fp8_matmul(a, w, np.float32(x_scale), epi.w_scale, epi.bias, transB=trans_b, **epi.reference_kwargs())
 
@@ -120,6 +142,7 @@ def run_gemm(gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=Fals
         abs_sum = (qa @ np.abs(w_nk.astype(np.float64)).T) * x_scale * np.broadcast_to(epi.w_scale, (n,))
         if epi.y_scale is not None:
             abs_sum = abs_sum / epi.y_scale
+        abs_sum = abs_sum * activation_max_slope(epi.activation)  # the activation can stretch the error this much
     return got, want, name, abs_sum
 
 
@@ -172,6 +195,28 @@ def test_gemm_output_types(gpu, fmt, y_type, kernel):
         check_output(got, want, y_type, f"{name} {fmt} {cfg}", abs_sum=abs_sum)
 
 
+# ---- fused activations: every one through the tile epilogues (auto: sm90a on the H200; portable: mma.sync) and,
+# for the long-K shape, the split-K epilogue kernel ----
+ACTIVATION_SHAPES = [(129, 264, 320), (17, 256, 2048)]
+ACTIVATION_EPILOGUES = [
+    (True, True, None, False, False, F32),
+    (True, True, E4M3, True, False, E4M3),
+    (False, True, F16, False, False, F16),
+]
+
+
+@pytest.mark.parametrize("kernel", [0, 1], ids=["auto", "portable"])
+@pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
+def test_gemm_activations(gpu, spec, kernel):
+    for shape in ACTIVATION_SHAPES:
+        for i, cfg in enumerate(ACTIVATION_EPILOGUES):
+            got, want, name, abs_sum = run_gemm(
+                gpu, nx.E4M3FN, *shape, cfg, trans_b=(i % 2 == 1), kernel=kernel, activation=spec
+            )
+            print(shape, name, spec, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {spec} {cfg}",
+                                                       abs_sum=abs_sum))
+
+
 def test_gemm_refuses_bad_arguments(gpu):
     lib, rt = gpu
     d = rt.alloc(1024)
@@ -199,6 +244,35 @@ def test_gemm_refuses_bad_arguments(gpu):
     assert b"y_scale" in lib.fp8ort_gpu_last_error()
 
 
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        (dict(activation=9), b"activation 9"),
+        (dict(activation=-1), b"activation -1"),
+        (dict(relu=1, activation=ACTIVATION_CODES["Gelu"]), b"relu = 1"),
+        (dict(activation=ACTIVATION_CODES["Clip"], activation_alpha=2.0, activation_beta=1.0), b"Clip"),
+        (dict(activation=ACTIVATION_CODES["Clip"], activation_alpha=float("nan"), activation_beta=1.0), b"Clip"),
+        (dict(activation=ACTIVATION_CODES["HardSigmoid"], activation_alpha=float("inf"), activation_beta=0.5),
+         b"HardSigmoid"),
+    ],
+    ids=["past-last", "negative", "relu-and-gelu", "clip-min-above-max", "clip-nan", "hardsigmoid-inf"],
+)
+def test_gemm_refuses_bad_activation(gpu, fields, message):
+    """A bad activation in the epilogue struct is refused before launch, Y untouched."""
+    lib, rt = gpu
+    epi = EpilogueCase(
+        np.random.default_rng(0), rt, nx.E4M3FN, 16, (16, 16), per_channel=True, bias=False, z_type=None,
+        z_scaled=False, relu=False, y_type=F32, x_scale=1.0, w_scale=np.ones(16, np.float32),
+    )
+    for k, v in fields.items():
+        setattr(epi.struct, k, v)
+    d = rt.poisoned(16 * 16)
+    d_y = rt.poisoned(16 * 16 * 4)
+    assert lib.fp8ort_gemm(d, d, nx.E4M3FN.onnx_type, 16, 16, 16, epi.struct, d_y, None) == INVALID_ARGUMENT
+    assert message in lib.fp8ort_gpu_last_error(), lib.fp8ort_gpu_last_error()
+    assert np.all(rt.from_device(d_y, (16 * 16 * 4,), np.uint8) == 0xFF), "a refused call wrote Y"
+
+
 # ---- the cuBLASLt route: cuBLASLt accumulates in float32, fp8_epilogue_apply.hip applies our epilogue ----
 BLASLT_SHAPES = [(1, 16, 16), (17, 48, 64), (129, 272, 512), (256, 256, 4096)]
 BLASLT_EPILOGUES = [
@@ -216,6 +290,16 @@ def blaslt(gpu):
     if not lib.fp8ort_blaslt_available():
         pytest.skip(f"cuBLASLt route unavailable: {lib.fp8ort_gpu_last_error().decode()}")
     return gpu
+
+
+@pytest.mark.parametrize("spec", [("Clip", -1.5, 2.25), ("HardSwish", None, None), ("Gelu", None, None)],
+                         ids=activation_id)
+def test_gemm_blaslt_activations(blaslt, spec):
+    """The BLAS-Lt route applies the same fused activations (its epilogue is fp8_epilogue_apply.hip's)."""
+    for cfg in ACTIVATION_EPILOGUES:
+        got, want, name, abs_sum = run_gemm(blaslt, nx.E4M3FN, 129, 272, 512, cfg, False, 0, blaslt=True,
+                                            activation=spec)
+        check_output(got, want, cfg[-1], f"{name} {spec} {cfg}", abs_sum=abs_sum)
 
 
 @pytest.mark.parametrize("epi_cfg", BLASLT_EPILOGUES, ids=["f32_relu_bias", "e4m3_z_e4m3", "f16_z_f16"])
@@ -333,3 +417,62 @@ def test_epilogue_apply_is_exact(gpu, size, y_type):
         bits = np.uint8 if out_t.itemsize == 1 else np.uint16 if out_t.itemsize == 2 else np.uint32
         diff = np.flatnonzero(got.view(bits) != want.view(bits))
         assert diff.size == 0, f"{size} z={z_type}: {diff.size} outputs differ, first at {diff[:4]}"
+
+
+def _assert_near_float(got: np.ndarray, want: np.ndarray, what: str, max_steps: int) -> None:
+    """Same NaNs; elsewhere at most max_steps apart in the output type, or both below the smallest normal float32."""
+    gf, wf = got.astype(np.float64), want.astype(np.float64)
+    assert np.array_equal(np.isnan(gf), np.isnan(wf)), f"{what}: NaN positions differ"
+    fin = ~np.isnan(wf)
+    if nx.is_fp8(want.dtype):
+        c = want.view(np.uint8).astype(np.int64), got.view(np.uint8).astype(np.int64)
+        ordw, ordg = (np.where(x & 0x80, -(x & 0x7F), x & 0x7F) for x in c)
+    else:
+        bits = np.int32 if want.dtype.itemsize == 4 else np.int16
+        top = np.int64(1) << (8 * want.dtype.itemsize - 1)
+        ordw, ordg = (
+            np.where(b < 0, -(b & (top - 1)), b) for b in (x.view(bits).astype(np.int64) for x in (want, got))
+        )
+    steps = np.abs(ordw - ordg)[fin]
+    tiny = (np.abs(wf[fin]) < 2.0**-126) & (np.abs(gf[fin]) < 2.0**-126)
+    bad = (steps > max_steps) & ~tiny
+    if bad.any():
+        i = np.flatnonzero(fin)[np.argmax(bad)]
+        raise AssertionError(f"{what}: {int(bad.sum())} outputs off by > {max_steps} steps; e.g. at {i}: got "
+                             f"{gf.ravel()[i]} want {wf.ravel()[i]}")
+
+
+@pytest.mark.parametrize("y_type", [F32, F16, E4M3], ids=["f32", "f16", "e4m3"])
+@pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
+def test_epilogue_apply_activations(gpu, spec, y_type):
+    """fp8ort_epilogue_apply with each activation on accumulators that put y on and around the kinks, far past them,
+    and at ±Inf/NaN. Piecewise-linear activations are bit-exact; the transcendental ones (float32 device math against
+    the float64 reference) within 8 float32 ulps, one step in narrower outputs."""
+    lib, rt = gpu
+    if not hasattr(lib, "fp8ort_epilogue_apply"):
+        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (tests/gpu/build_kernels.sh)")
+    rng = np.random.default_rng()
+    m, n = 300, 260
+    kinks = activation_kinks(spec)
+    y = kinks[rng.integers(0, kinks.size, (m, n))] + rng.standard_normal((m, n)).astype(np.float32) * 2
+    y.ravel()[rng.random(y.size) < 0.2] *= 40  # tails: saturated sigmoids, subnormal Silu/Gelu outputs
+    y.ravel()[:4] = [np.inf, -np.inf, np.nan, -0.0]
+    acc = y.astype(np.float32)  # scale 1, no bias: y is the accumulator itself
+    epi = EpilogueCase(
+        rng, rt, nx.E4M3FN, n, (m, n), per_channel=False, bias=False, z_type=None, z_scaled=False, relu=False,
+        y_type=y_type, x_scale=1.0, w_scale=np.ones(1, np.float32), activation=spec,
+    )
+    kw = epi.reference_kwargs()
+    want = ref._epilogue(acc.astype(np.float64), np.ones(n, np.float32), 1, None, None, None, kw["y_scale"],
+                         kw["activation"], kw["output_dtype"], kw["activation_alpha"], kw["activation_beta"])
+    out_t = np_dtype(y_type)
+    d_y = rt.poisoned(m * n * out_t.itemsize)
+    st = lib.fp8ort_epilogue_apply(rt.to_device(acc), n, m, n, epi.struct, d_y, None)
+    assert st == OK, lib.fp8ort_gpu_last_error()
+    got = rt.from_device(d_y, (m, n), out_t)
+    if spec[0] in ("Sigmoid", "Silu", "Gelu", "GeluTanh"):
+        _assert_near_float(got, want, f"{spec} {y_type}", 8 if y_type == F32 else 1)
+    else:
+        bits = np.uint8 if out_t.itemsize == 1 else np.uint16 if out_t.itemsize == 2 else np.uint32
+        diff = np.flatnonzero(got.view(bits) != want.view(bits))
+        assert diff.size == 0, f"{spec}: {diff.size} outputs differ, first at {diff[:4]}"
