@@ -277,7 +277,8 @@ class GpuConv final : public Kernel {
       fp8ort_conv_shape p = cs;
       p.in_c = padded_c_;
       packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&p));
-      gpu_check(fp8ort_conv_pack_weight_padded(w, &p, cs.in_c, packed_.get(), stream), "fp8ort_conv_pack_weight_padded");
+      gpu_check(fp8ort_conv_pack_weight_padded(w, &p, cs.in_c, packed_.get(), stream),
+                "fp8ort_conv_pack_weight_padded");
     } else {
       packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&cs));
       gpu_check(fp8ort_conv_pack_weight(w, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");

@@ -197,7 +197,9 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
       ok = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       expected = "float32";
     }
-    if (!ok) fail(std::string("input ") + op.inputs[i] + " has element type " + type_name(t) + "; expected " + expected);
+    if (!ok) {
+      fail(std::string("input ") + op.inputs[i] + " has element type " + type_name(t) + "; expected " + expected);
+    }
   }
 }
 
@@ -216,7 +218,8 @@ const std::vector<OpSchema>& op_schemas() {
   static const std::vector<OpSchema> table = {
       {OpKind::kConv, "FP8Conv", kOpSinceVersion, {"X", "W", "x_scale", "w_scale", "B", "Z", "z_scale", "y_scale"},
        4, 1, kF32, create_cpu_conv, kGpuConv},
-      {OpKind::kMatMul, "FP8MatMul", kOpSinceVersion, {"A", "B", "a_scale", "b_scale", "C", "Z", "z_scale", "y_scale"},
+      {OpKind::kMatMul, "FP8MatMul", kOpSinceVersion,
+       {"A", "B", "a_scale", "b_scale", "C", "Z", "z_scale", "y_scale"},
        4, 1, kF32, create_cpu_matmul, kGpuMatMul},
       {OpKind::kQuantize, "FP8Quantize", kOpSinceVersion, {"X", "scale"}, 2, 1, kE4M3, create_cpu_quantize,
        kGpuQuantize},

@@ -31,7 +31,9 @@ OrtStatus* ORT_API_CALL Fp8OrtEp::get_capability(OrtEp* self, const OrtGraph* gr
     for (const OrtNode* node : nodes) {
       const OrtKernelDef* def = nullptr;
       check(api.EpGraphSupportInfo_LookUpKernel(support, node, &def), "EpGraphSupportInfo_LookUpKernel");
-      if (def != nullptr) check(api.EpGraphSupportInfo_AddSingleNode(support, node), "EpGraphSupportInfo_AddSingleNode");
+      if (def != nullptr) {
+        check(api.EpGraphSupportInfo_AddSingleNode(support, node), "EpGraphSupportInfo_AddSingleNode");
+      }
     }
   });
 }

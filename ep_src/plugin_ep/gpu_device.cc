@@ -151,7 +151,8 @@ struct GpuNotification : OrtSyncNotificationImpl {
     Release = [](OrtSyncNotificationImpl* n) noexcept { delete static_cast<GpuNotification*>(n); };
     Activate = [](OrtSyncNotificationImpl* n) noexcept {
       auto* self = static_cast<GpuNotification*>(n);
-      return guarded("stream notification", [&] { rt_check(fp8rt_event_record(self->event, self->stream), "fp8rt_event_record"); });
+      return guarded("stream notification",
+                     [&] { rt_check(fp8rt_event_record(self->event, self->stream), "fp8rt_event_record"); });
     };
     WaitOnDevice = [](OrtSyncNotificationImpl* n, OrtSyncStream* consumer) noexcept {
       auto* self = static_cast<GpuNotification*>(n);
@@ -166,7 +167,8 @@ struct GpuNotification : OrtSyncNotificationImpl {
     };
     WaitOnHost = [](OrtSyncNotificationImpl* n) noexcept {
       auto* self = static_cast<GpuNotification*>(n);
-      return guarded("stream notification", [&] { rt_check(fp8rt_event_synchronize(self->event), "fp8rt_event_synchronize"); });
+      return guarded("stream notification",
+                     [&] { rt_check(fp8rt_event_synchronize(self->event), "fp8rt_event_synchronize"); });
     };
   }
   ~GpuNotification() {
@@ -190,7 +192,8 @@ GpuStream::GpuStream(int ordinal, void* stream, bool owned)
   // Outputs must be complete when Run returns.
   OnSessionRunEnd = [](OrtSyncStreamImpl* s) noexcept {
     auto* self = static_cast<GpuStream*>(s);
-    return guarded("stream run end", [&] { rt_check(fp8rt_stream_synchronize(self->stream_), "fp8rt_stream_synchronize"); });
+    return guarded("stream run end",
+                   [&] { rt_check(fp8rt_stream_synchronize(self->stream_), "fp8rt_stream_synchronize"); });
   };
 }
 

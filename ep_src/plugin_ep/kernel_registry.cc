@@ -146,7 +146,9 @@ OrtKernelRegistry* build_kernel_registry(const OrtEpApi& api, const char* ep_nam
   check(api.CreateKernelRegistry(&registry), "CreateKernelRegistry");
   try {
     for (const KernelDef* row : kernel_rows(kind)) {
-      if (row->create == nullptr) fail(std::string("kernel table row ") + row->op_type + " has no factory", ORT_EP_FAIL);
+      if (row->create == nullptr) {
+        fail(std::string("kernel table row ") + row->op_type + " has no factory", ORT_EP_FAIL);
+      }
       add_row(api, registry, ep_name, kind, *row);
     }
   } catch (...) {
