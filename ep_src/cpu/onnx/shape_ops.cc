@@ -332,7 +332,8 @@ std::vector<KernelDef> shape_kernels() {
       {"", "Flatten", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<FlattenKernel>},
       {"", "Squeeze", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<SqueezeKernel>},
       {"", "Unsqueeze", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<UnsqueezeKernel>},
-      {"", "Identity", 13, kLatestOpset, {{"V", d}}, {}, {}, make_kernel<IdentityKernel>},
+      {"", "Identity", 13, 13, {{"T", d}}, {}, {}, make_kernel<IdentityKernel>},
+      {"", "Identity", 14, kLatestOpset, {{"V", d}}, {}, {}, make_kernel<IdentityKernel>},  // constraint renamed
       {"", "Shape", 13, 14, {{"T", d}, {"T1", {kI64}}}, {}, {}, make_kernel<ShapeKernel>},
       {"", "Shape", 15, kLatestOpset, {{"T", d}, {"T1", {kI64}}}, {}, {}, make_kernel<ShapeKernel>},  // start/end
       {"", "ConstantOfShape", 9, kLatestOpset, {{"T1", {kI64}}, {"T2", d}}, {}, {}, make_kernel<ConstantOfShapeKernel>},
