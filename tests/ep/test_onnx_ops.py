@@ -449,6 +449,13 @@ CASES: list[Case] = [
     Case("reshape_op19", "Reshape", [R(IMG), ints(-1, 11)], opset=19),
     Case("shape_op19", "Shape", [R(S)], {"end": 2}, opset=19, out_types=[I64]),
     Case("where_op15", "Where", [R(S, BOOL), R((4,), F16), R(S, F16)], opset=15, out_types=[F16]),
+    # ---- large enough for the kernels' parallel paths (>= 2^16 elements, many rows) ----
+    Case("big_add_bcast", "Add", [R((300, 257)), R((257,))]),
+    Case("big_where", "Where", [R((2, 150, 257), BOOL), R((150, 1)), R((257,))], out_types=[F32]),
+    Case("big_transpose", "Transpose", [R((40, 33, 64))], {"perm": [2, 0, 1]}),
+    Case("big_expand_i64", "Expand", [R((1, 257), I64, 0, 99), ints(300, 1)]),
+    Case("big_slice", "Slice", [R((300, 500)), ints(1, -1), ints(299, 0), ints(0, 1), ints(1, -2)]),
+    Case("big_relu_f16", "Relu", [R((70000,), F16)]),
 ]
 
 
