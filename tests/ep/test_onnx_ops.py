@@ -578,3 +578,199 @@ def test_every_registered_op_has_a_case() -> None:
     assert not _OPSET_GAPS, f"schema versions of opsets 13-21 without a case: {sorted(_OPSET_GAPS)}"
     assert registered <= covered, sorted(registered - covered)
     assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
+
+
+# ---- whole models: every node on the EP (strict), float models against ORT's CPU EP ----
+BERTISH = """
+<ir_version: 10, opset_import: ["" : 20]>
+bertish (int64[B,T] ids, int64[B,T] mask) => (float[B,T,16] y) {
+    e = Gather (table, ids)
+    ln = LayerNormalization <axis=-1, epsilon=0.00001> (e, gamma, beta)
+    q = MatMul (ln, wq)
+    k = MatMul (ln, wk)
+    v = MatMul (ln, wv)
+    shp = Shape (q)
+    b = Gather <axis=0> (shp, i0)
+    t = Gather <axis=0> (shp, i1)
+    bu = Unsqueeze (b, ax0)
+    tu = Unsqueeze (t, ax0)
+    heads_shape = Concat <axis=0> (bu, tu, heads, hdim)
+    qh = Reshape (q, heads_shape)
+    qt = Transpose <perm=[0,2,1,3]> (qh)
+    kh = Reshape (k, heads_shape)
+    kt = Transpose <perm=[0,2,3,1]> (kh)
+    vh = Reshape (v, heads_shape)
+    vt = Transpose <perm=[0,2,1,3]> (vh)
+    sc = MatMul (qt, kt)
+    scd = Div (sc, sqrtd)
+    m1 = Unsqueeze (mask, ax12)
+    mz = Equal (m1, zero_i)
+    neg = Where (mz, big_neg, zero_f)
+    scm = Add (scd, neg)
+    p = Softmax <axis=-1> (scm)
+    cx = MatMul (p, vt)
+    ct = Transpose <perm=[0,2,1,3]> (cx)
+    flat_shape = Concat <axis=0> (bu, tu, minus1)
+    cf = Reshape (ct, flat_shape)
+    h1 = Add (cf, ln)
+    g = Gelu (h1)
+    ff = MatMul (g, w1)
+    e1 = Div (ff, sqrt2)
+    e2 = Erf (e1)
+    e3 = Add (e2, one)
+    e4 = Mul (ff, e3)
+    e5 = Mul (e4, half)
+    ff2 = MatMul (e5, w2)
+    p2 = Pow (ff2, two)
+    s2 = Sqrt (p2)
+    tn = Tanh (s2)
+    y0 = Add (tn, h1)
+    sl = Slice (y0, sl_start, sl_end, ax1)
+    c = Cast <to=1> (mask)
+    cu = Unsqueeze (c, axm1)
+    y1 = Mul (sl, cu)
+    y1s = Shape (y1)
+    co = ConstantOfShape <value=float[1] {1.0}> (y1s)
+    y2 = Sub (y1, co)
+    ex = Expand (bias16, y1s)
+    y3 = Add (y2, ex)
+    y = Identity (y3)
+}
+"""
+
+MOBILENETISH = """
+<ir_version: 10, opset_import: ["" : 18]>
+mobilenetish (float[N,4,16,16] x) => (float[N,10] logits) {
+    c1 = Conv <pads=[1,1,1,1], strides=[2,2]> (x, w1, b1)
+    h1 = HardSwish (c1)
+    dw = Conv <pads=[1,1,1,1], group=8> (h1, wdw, bdw)
+    r6 = Clip (dw, zero, six)
+    se = ReduceMean <keepdims=1> (r6, axes23)
+    se1 = Conv (se, wse, bse)
+    se2 = HardSigmoid <alpha=0.16666667, beta=0.5> (se1)
+    sc = Mul (r6, se2)
+    sg = Sigmoid (sc)
+    sw = Mul (sc, sg)
+    cat = Concat <axis=1> (sw, h1)
+    ap = AveragePool <kernel_shape=[2,2], strides=[2,2]> (cat)
+    d = Sub (ap, shift)
+    dd = Div (d, scale)
+    gp = GlobalAveragePool (dd)
+    fl = Flatten (gp)
+    logits = Gemm <transB=1> (fl, wfc, bfc)
+}
+"""
+
+
+def _bertish(rng: np.random.Generator) -> onnx.ModelProto:
+    def w(*shape: int, scale: float = 0.3) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    weights = {
+        "table": w(30, 16, scale=1.0),
+        "gamma": w(16) + 1,
+        "beta": w(16),
+        "wq": w(16, 16),
+        "wk": w(16, 16),
+        "wv": w(16, 16),
+        "w1": w(16, 32),
+        "w2": w(32, 16),
+        "bias16": w(16),
+        "i0": np.array(0, np.int64),
+        "i1": np.array(1, np.int64),
+        "ax0": ints(0),
+        "ax1": ints(1),
+        "axm1": ints(-1),
+        "ax12": ints(1, 2),
+        "heads": ints(2),
+        "hdim": ints(8),
+        "minus1": ints(-1),
+        "sqrtd": np.array(8**0.5, np.float32),
+        "zero_i": np.array(0, np.int64),
+        "big_neg": np.array(-1e4, np.float32),
+        "zero_f": np.array(0, np.float32),
+        "sqrt2": np.array(2**0.5, np.float32),
+        "one": np.array(1, np.float32),
+        "half": np.array(0.5, np.float32),
+        "two": np.array(2, np.float32),
+        "sl_start": ints(0),
+        "sl_end": ints(BIG),
+    }
+    return _with_weights(BERTISH, weights)
+
+
+def _mobilenetish(rng: np.random.Generator) -> onnx.ModelProto:
+    def w(*shape: int, scale: float = 0.3) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    weights = {
+        "w1": w(8, 4, 3, 3),
+        "b1": w(8),
+        "wdw": w(8, 1, 3, 3),
+        "bdw": w(8),
+        "zero": np.array(0, np.float32),
+        "six": np.array(6, np.float32),
+        "axes23": ints(2, 3),
+        "wse": w(8, 8, 1, 1),
+        "bse": w(8),
+        "shift": w(16, 1, 1),
+        "scale": np.abs(w(16, 1, 1)) + 0.5,
+        "wfc": w(10, 16),
+        "bfc": w(10),
+    }
+    return _with_weights(MOBILENETISH, weights)
+
+
+def _with_weights(text: str, weights: dict[str, np.ndarray]) -> onnx.ModelProto:
+    proto = onnx.parser.parse_model(text)
+    proto.graph.initializer.extend(onnx.numpy_helper.from_array(a, n) for n, a in weights.items())
+    onnx.checker.check_model(proto, full_check=True)
+    return proto
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("which", ["bertish", "mobilenetish"])
+def test_float_model_runs_entirely_on_the_ep(which: str, device: str, rng: np.random.Generator, has_gpu: bool):
+    if not hasattr(fp8ort, "InferenceSession"):
+        pytest.skip("fp8ort.InferenceSession is not in this build (branch ep)")
+    if device == "gpu" and not has_gpu:
+        pytest.skip("fp8ort finds no GPU device")
+    if which == "bertish":
+        model = _bertish(rng)
+        ids = rng.integers(0, 30, size=(2, 7)).astype(np.int64)
+        mask = (rng.random((2, 7)) < 0.8).astype(np.int64)
+        feeds = {"ids": ids, "mask": mask}
+    else:
+        model = _mobilenetish(rng)
+        feeds = {"x": rng.standard_normal((2, 4, 16, 16)).astype(np.float32)}
+    sess = fp8ort.InferenceSession(model.SerializeToString(), device=device, strict=True)
+    assert set(sess.placement.values()) == {"Fp8OrtExecutionProvider"}
+    got = sess.run(None, feeds)[0]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("which", ["resnetish", "bottleneck", "resnet"])
+def test_quantized_model_runs_entirely_on_the_ep(which: str, rng: np.random.Generator):
+    """Quantized CNNs with every node on the EP's CPU device, bit-identical to the custom-op route."""
+    if not hasattr(fp8ort, "InferenceSession"):
+        pytest.skip("fp8ort.InferenceSession is not in this build (branch ep)")
+    import onnx_ir as ir
+
+    from fp8ort.quantization import zoo
+
+    from ..quantization import qmodels
+
+    if which == "resnet":
+        model = ir.from_proto(zoo.resnet(blocks=(1, 1), width=16, size=32, num_classes=10))
+    else:
+        model = getattr(qmodels, which)()
+    q = ir.to_proto(fp8ort.quantize(model, calibration_data=qmodels.calib(model, n=4)))
+    inp = q.graph.input[0]
+    shape = [2] + [d.dim_value for d in inp.type.tensor_type.shape.dim[1:]]
+    feeds = {inp.name: rng.standard_normal(shape).astype(np.float32)}
+    sess = fp8ort.InferenceSession(q, device="cpu", strict=True)
+    got = sess.run(None, feeds)
+    want = ops.run(q, feeds)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
