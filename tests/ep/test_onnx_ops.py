@@ -456,6 +456,15 @@ CASES: list[Case] = [
     Case("big_expand_i64", "Expand", [R((1, 257), I64, 0, 99), ints(300, 1)]),
     Case("big_slice", "Slice", [R((300, 500)), ints(1, -1), ints(299, 0), ints(0, 1), ints(1, -2)]),
     Case("big_relu_f16", "Relu", [R((70000,), F16)]),
+    # ---- more bad inputs: clear errors, no crash ----
+    Case("maxpool_window_too_big", "MaxPool", [R((1, 2, 2, 2))], {"kernel_shape": [3, 3]}, error=r"larger than"),
+    Case("layernorm_bad_scale", "LayerNormalization", [R((2, 4)), R((3,))], error=r"broadcast"),
+    Case("gemm_bad_k", "Gemm", [R((2, 3)), R((4, 2))], error=r"do not agree on K"),
+    Case("slice_bad_axis", "Slice", [R((4, 5)), ints(0), ints(2), ints(2)], error=r"out of range"),
+    Case("where_bad_bcast", "Where", [R((2, 3), BOOL), R((4,)), R((2, 1))], out_types=[F32], error=r"broadcast"),
+    Case("conv_bad_bias", "Conv", [R((1, 2, 5, 5)), R((3, 2, 3, 3)), R((2,))], error=r"B \[2\] must be \[3\]"),
+    Case("cos_negative_dim", "ConstantOfShape", [ints(2, -1)], out_types=[F32], error=r"negative dimension"),
+    Case("reshape_two_minus1", "Reshape", [R(S), ints(-1, -1)], error=r"more than one -1"),
 ]
 
 
@@ -516,7 +525,9 @@ def test_op(case: Case, device: str, rng: np.random.Generator, has_gpu: bool) ->
         with pytest.raises(Exception) as info:
             ops.run(sess, feeds)
         assert re.search(case.error, str(info.value)), str(info.value)
-        assert case.op in str(info.value), f"the error should name the op: {info.value}"
+        where = f"{case.op} '{case.op.lower()}_node': "
+        assert where in str(info.value), f"the error should name the op and node: {info.value}"
+        assert where * 2 not in str(info.value), f"the node is named twice: {info.value}"
         return
     got = ops.run(sess, feeds)
     want = _reference(case, feeds)

@@ -24,7 +24,7 @@ TypeList data_types() {
           ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ};
 }
 
-size_t element_size(ONNXTensorElementDataType t, const OpContext& oc) {
+size_t element_size(ONNXTensorElementDataType t) {
   switch (t) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return 4;
@@ -40,7 +40,7 @@ size_t element_size(ONNXTensorElementDataType t, const OpContext& oc) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2:
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ: return 1;
     default:
-      fail(oc.where() + ": element type " + std::to_string(static_cast<int>(t)) +
+      fail(std::string("element type ") + std::to_string(static_cast<int>(t)) +
            " is not supported by fp8ort's CPU kernels; cast the tensor to float32, float16, int64, int32, bool, "
            "uint8 or an FP8 type");
   }
@@ -56,28 +56,28 @@ float attr_float(const OrtKernelInfo* info, const char* name, float dflt) {
   return v;
 }
 
-int64_t normalize_axis(int64_t axis, int64_t rank, const OpContext& oc, const char* what) {
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
   if (axis < -rank || axis >= rank) {
-    fail(oc.where() + ": " + what + " " + std::to_string(axis) + " is out of range for a rank-" +
+    fail(std::string(what) + " " + std::to_string(axis) + " is out of range for a rank-" +
          std::to_string(rank) + " input; use a value in [" + std::to_string(-rank) + ", " + std::to_string(rank) +
          ")");
   }
   return axis < 0 ? axis + rank : axis;
 }
 
-int64_t element_count(const std::vector<int64_t>& shape, const OpContext& oc) {
+int64_t element_count(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail(oc.where() + ": negative dimension in shape " + shape_str(shape) + "; dimensions must be >= 0");
+    if (d < 0) fail(std::string("negative dimension in shape ") + shape_str(shape) + "; dimensions must be >= 0");
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
-      fail(oc.where() + ": shape " + shape_str(shape) + " has more elements than int64 can count; use a smaller shape");
+      fail(std::string("shape ") + shape_str(shape) + " has more elements than int64 can count; use a smaller shape");
     }
     n *= d;
   }
   return n;
 }
 
-std::vector<int64_t> read_ints(const Tensor& t, const OpContext& oc, const char* name) {
+std::vector<int64_t> read_ints(const Tensor& t, const char* name) {
   std::vector<int64_t> v(static_cast<size_t>(t.size));
   if (t.type == kI64) {
     const int64_t* p = static_cast<const int64_t*>(t.data);
@@ -86,12 +86,12 @@ std::vector<int64_t> read_ints(const Tensor& t, const OpContext& oc, const char*
     const int32_t* p = static_cast<const int32_t*>(t.data);
     for (int64_t i = 0; i < t.size; ++i) v[i] = p[i];
   } else {
-    fail(oc.where() + ": input '" + name + "' must be int64 or int32, got " + type_name(t.type));
+    fail(std::string("input '") + name + "' must be int64 or int32, got " + type_name(t.type));
   }
   return v;
 }
 
-std::vector<int64_t> broadcast_shape(const std::vector<std::vector<int64_t>>& shapes, const OpContext& oc) {
+std::vector<int64_t> broadcast_shape(const std::vector<std::vector<int64_t>>& shapes) {
   size_t rank = 0;
   for (const auto& s : shapes) rank = std::max(rank, s.size());
   std::vector<int64_t> out(rank, 1);
@@ -106,7 +106,7 @@ std::vector<int64_t> broadcast_shape(const std::vector<std::vector<int64_t>>& sh
       }
       std::string all;
       for (const auto& t : shapes) all += (all.empty() ? "" : " and ") + shape_str(t);
-      fail(oc.where() + ": shapes " + all + " cannot be broadcast (dimension " + std::to_string(lead + d) +
+      fail(std::string("shapes ") + all + " cannot be broadcast (dimension " + std::to_string(lead + d) +
            "); make each dimension equal or 1");
     }
   }
@@ -165,23 +165,22 @@ void WindowAttrs::read(const OrtKernelInfo* info) {
   ceil_mode = attr_int(info, "ceil_mode", 0) != 0;
 }
 
-Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& kernel,
-                   const OpContext& oc) {
+Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& kernel) {
   Window w;
   const int64_t rank = static_cast<int64_t>(x_shape.size()) - 2;
   if (rank < 1 || rank > kMaxSpatial) {
-    fail(oc.where() + ": input shape " + shape_str(x_shape) + " must be [N, C, D1...] with 1 to 3 spatial "
+    fail(std::string("input shape ") + shape_str(x_shape) + " must be [N, C, D1...] with 1 to 3 spatial "
          "dimensions");
   }
   w.rank = static_cast<int>(rank);
   auto check_len = [&](const std::vector<int64_t>& v, const char* name, size_t want) {
     if (!v.empty() && v.size() != want) {
-      fail(oc.where() + ": attribute '" + name + "' " + shape_str(v) + " must have " + std::to_string(want) +
+      fail(std::string("attribute '") + name + "' " + shape_str(v) + " must have " + std::to_string(want) +
            " entries for input shape " + shape_str(x_shape));
     }
   };
   check_len(kernel, "kernel_shape", rank);
-  if (kernel.empty()) fail(oc.where() + ": attribute 'kernel_shape' is required");
+  if (kernel.empty()) fail("attribute 'kernel_shape' is required");
   check_len(a.strides, "strides", rank);
   check_len(a.dilations, "dilations", rank);
   check_len(a.pads, "pads", 2 * rank);
@@ -193,7 +192,7 @@ Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, co
     w.stride[i] = a.strides.empty() ? 1 : a.strides[d];
     w.dilation[i] = a.dilations.empty() ? 1 : a.dilations[d];
     if (w.kernel[i] < 1 || w.stride[i] < 1 || w.dilation[i] < 1) {
-      fail(oc.where() + ": kernel_shape, strides and dilations must be >= 1");
+      fail("kernel_shape, strides and dilations must be >= 1");
     }
     const int64_t span = w.dilation[i] * (w.kernel[i] - 1) + 1;
     if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
@@ -204,16 +203,16 @@ Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, co
       continue;
     }
     if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID") {
-      fail(oc.where() + ": auto_pad '" + a.auto_pad + "' is not defined; use NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+      fail(std::string("auto_pad '") + a.auto_pad + "' is not defined; use NOTSET, VALID, SAME_UPPER or SAME_LOWER");
     }
     if (a.auto_pad == "NOTSET" && !a.pads.empty()) {
       w.pad_begin[i] = a.pads[d];
       w.pad_end[i] = a.pads[d + rank];
-      if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) fail(oc.where() + ": pads must be >= 0");
+      if (w.pad_begin[i] < 0 || w.pad_end[i] < 0) fail("pads must be >= 0");
     }
     const int64_t room = w.in[i] + w.pad_begin[i] + w.pad_end[i] - span;
     if (room < 0) {
-      fail(oc.where() + ": the window (" + std::to_string(span) + " wide with dilation) is larger than the padded "
+      fail(std::string("the window (") + std::to_string(span) + " wide with dilation) is larger than the padded "
            "input (" + std::to_string(w.in[i] + w.pad_begin[i] + w.pad_end[i]) + ") in spatial dimension " +
            std::to_string(d));
     }

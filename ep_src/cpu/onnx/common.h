@@ -33,19 +33,19 @@ TypeList data_types();
 TypeList index_types();  // int32, int64
 
 // Bytes per element of a data-movement type; fails for a type the kernels do not move.
-size_t element_size(ONNXTensorElementDataType t, const OpContext& oc);
+size_t element_size(ONNXTensorElementDataType t);
 
 float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
 
 // ONNX axis in [-rank, rank) -> [0, rank); fails naming the node otherwise.
-int64_t normalize_axis(int64_t axis, int64_t rank, const OpContext& oc, const char* what = "axis");
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
 // Number of elements of a shape; fails on a negative dimension or an int64 overflow.
-int64_t element_count(const std::vector<int64_t>& shape, const OpContext& oc);
+int64_t element_count(const std::vector<int64_t>& shape);
 // Values of an int64/int32 tensor (shapes, axes, indices read on the host).
-std::vector<int64_t> read_ints(const Tensor& t, const OpContext& oc, const char* name);
+std::vector<int64_t> read_ints(const Tensor& t, const char* name);
 
 // Multidirectional (NumPy) broadcasting of several shapes; fails naming the shapes.
-std::vector<int64_t> broadcast_shape(const std::vector<std::vector<int64_t>>& shapes, const OpContext& oc);
+std::vector<int64_t> broadcast_shape(const std::vector<std::vector<int64_t>>& shapes);
 // Element strides of `in` seen through `out`'s shape (0 on broadcast dimensions); in is right-aligned.
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
@@ -169,8 +169,7 @@ struct WindowAttrs {
 
 // Validates the attributes against the input's spatial shape (x_shape[2:]) and computes the output size.
 // kernel: the window size (from kernel_shape, or W's spatial shape for Conv when kernel_shape is absent).
-Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& kernel,
-                   const OpContext& oc);
+Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& kernel);
 
 }  // namespace cpu_onnx
 }  // namespace fp8ort

@@ -31,7 +31,7 @@ class UnaryKernel : public Kernel {
       if (approx == "tanh") {
         kind_ = Unary::kGeluTanh;
       } else if (approx != "none") {
-        fail(oc_.where() + ": approximate='" + approx + "' is not defined; use 'none' or 'tanh'");
+        fail(std::string("approximate='") + approx + "' is not defined; use 'none' or 'tanh'");
       }
     }
   }
@@ -129,17 +129,17 @@ class BinaryKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor a = input(ctx, 0);
     const Tensor b = input(ctx, 1);
-    const std::vector<int64_t> shape = broadcast_shape({a.shape, b.shape}, oc_);
+    const std::vector<int64_t> shape = broadcast_shape({a.shape, b.shape});
     const std::vector<std::vector<int64_t>> strides = {broadcast_strides(a.shape, shape),
                                                        broadcast_strides(b.shape, shape)};
     const bool floating = a.type == kF32 || a.type == kF16;
     if (kind_ == Binary::kPow) {
       if (!floating || !(b.type == kF32 || b.type == kF16)) {
-        fail(oc_.where() + ": Pow supports float32/float16 base and exponent here, got " + type_name(a.type) +
+        fail(std::string("Pow supports float32/float16 base and exponent here, got ") + type_name(a.type) +
              " and " + type_name(b.type) + "; cast the inputs to float32");
       }
     } else if (a.type != b.type) {
-      fail(oc_.where() + ": inputs have different types " + type_name(a.type) + " and " + type_name(b.type) +
+      fail(std::string("inputs have different types ") + type_name(a.type) + " and " + type_name(b.type) +
            "; cast one of them");
     }
     Tensor y = output(ctx, 0, shape);
@@ -163,7 +163,7 @@ class BinaryKernel : public Kernel {
       binary_loop(ctx, static_cast<const bool*>(a.data), static_cast<const bool*>(b.data),
                   static_cast<bool*>(y.mutable_data), shape, strides, [](bool p, bool q) { return p == q; });
     } else {
-      fail(oc_.where() + ": element type " + type_name(a.type) + " is not supported; use float32, float16, int64 "
+      fail(std::string("element type ") + type_name(a.type) + " is not supported; use float32, float16, int64 "
            "or int32");
     }
   }
@@ -195,7 +195,7 @@ class BinaryKernel : public Kernel {
     }
     if (kind_ == Binary::kDiv) {
       for (int64_t i = 0; i < b.size; ++i) {
-        if (bp[i] == 0) fail(oc_.where() + ": integer division by zero (divisor element " + std::to_string(i) + ")");
+        if (bp[i] == 0) fail(std::string("integer division by zero (divisor element ") + std::to_string(i) + ")");
       }
     }
     // Wrapping arithmetic in unsigned types: int overflow is not undefined behaviour here.
@@ -261,9 +261,9 @@ class ClipKernel : public Kernel {
   void read_bound(const Tensor& t, ONNXTensorElementDataType type, const char* name, float* v) const {
     if (!t.present() || t.data == nullptr) return;
     if (t.size != 1) {
-      fail(oc_.where() + ": input '" + name + "' must be a scalar, got shape " + shape_str(t.shape));
+      fail(std::string("input '") + name + "' must be a scalar, got shape " + shape_str(t.shape));
     }
-    if (t.type != type) fail(oc_.where() + ": input '" + name + "' must have the input's type " + type_name(type));
+    if (t.type != type) fail(std::string("input '") + name + "' must have the input's type " + type_name(type));
     *v = t.type == kF32 ? *static_cast<const float*>(t.data) : f16_to_f32(*static_cast<const uint16_t*>(t.data));
   }
 };
@@ -277,13 +277,13 @@ class WhereKernel : public Kernel {
     const Tensor c = input(ctx, 0);
     const Tensor x = input(ctx, 1);
     const Tensor yv = input(ctx, 2);
-    if (c.type != kBool) fail(oc_.where() + ": condition must be bool, got " + type_name(c.type));
+    if (c.type != kBool) fail(std::string("condition must be bool, got ") + type_name(c.type));
     if (x.type != yv.type) {
-      fail(oc_.where() + ": X and Y have different types " + std::string(type_name(x.type)) + " and " +
+      fail(std::string("X and Y have different types ") + std::string(type_name(x.type)) + " and " +
            type_name(yv.type));
     }
-    const std::vector<int64_t> shape = broadcast_shape({c.shape, x.shape, yv.shape}, oc_);
-    const size_t es = element_size(x.type, oc_);
+    const std::vector<int64_t> shape = broadcast_shape({c.shape, x.shape, yv.shape});
+    const size_t es = element_size(x.type);
     Tensor out = output(ctx, 0, shape);
     if (out.size == 0) return;
     const std::vector<std::vector<int64_t>> strides = {

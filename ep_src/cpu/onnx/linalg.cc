@@ -31,8 +31,8 @@ class MatMulKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor a = input(ctx, 0);
     const Tensor b = input(ctx, 1);
-    if (a.shape.empty() || b.shape.empty()) fail(oc_.where() + ": MatMul inputs must have rank >= 1");
-    if (a.type != b.type) fail(oc_.where() + ": A and B must have the same type");
+    if (a.shape.empty() || b.shape.empty()) fail("MatMul inputs must have rank >= 1");
+    if (a.type != b.type) fail("A and B must have the same type");
     std::vector<int64_t> as = a.shape;
     std::vector<int64_t> bs = b.shape;
     const bool a_vec = as.size() == 1;
@@ -43,13 +43,13 @@ class MatMulKernel : public Kernel {
     const int64_t k = as.back();
     const int64_t n = bs.back();
     if (bs[bs.size() - 2] != k) {
-      fail(oc_.where() + ": A " + shape_str(a.shape) + " and B " + shape_str(b.shape) +
+      fail(std::string("A ") + shape_str(a.shape) + " and B " + shape_str(b.shape) +
            " do not agree on the inner dimension (" + std::to_string(k) + " vs " + std::to_string(bs[bs.size() - 2]) +
            ")");
     }
     const std::vector<int64_t> a_batch(as.begin(), as.end() - 2);
     const std::vector<int64_t> b_batch(bs.begin(), bs.end() - 2);
-    const std::vector<int64_t> batch = broadcast_shape({a_batch, b_batch}, oc_);
+    const std::vector<int64_t> batch = broadcast_shape({a_batch, b_batch});
     std::vector<int64_t> shape = batch;
     if (!a_vec) shape.push_back(m);
     if (!b_vec) shape.push_back(n);
@@ -108,21 +108,21 @@ class GemmKernel : public Kernel {
     const Tensor b = input(ctx, 1);
     const Tensor c = input(ctx, 2);
     if (a.shape.size() != 2 || b.shape.size() != 2) {
-      fail(oc_.where() + ": A " + shape_str(a.shape) + " and B " + shape_str(b.shape) + " must be 2-D");
+      fail(std::string("A ") + shape_str(a.shape) + " and B " + shape_str(b.shape) + " must be 2-D");
     }
     const int64_t m = trans_a_ ? a.shape[1] : a.shape[0];
     const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
     const int64_t kb = trans_b_ ? b.shape[1] : b.shape[0];
     const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
     if (k != kb) {
-      fail(oc_.where() + ": A " + shape_str(a.shape) + " and B " + shape_str(b.shape) + " (transA=" +
+      fail(std::string("A ") + shape_str(a.shape) + " and B " + shape_str(b.shape) + " (transA=" +
            std::to_string(trans_a_) + ", transB=" + std::to_string(trans_b_) + ") do not agree on K");
     }
     const bool has_c = c.present() && c.data != nullptr;
     std::vector<int64_t> c_strides;
     if (has_c) {
-      if (c.shape.size() > 2 || broadcast_shape({c.shape, {m, n}}, oc_) != std::vector<int64_t>{m, n}) {
-        fail(oc_.where() + ": C " + shape_str(c.shape) + " does not broadcast to [" + std::to_string(m) + ", " +
+      if (c.shape.size() > 2 || broadcast_shape({c.shape, {m, n}}) != std::vector<int64_t>{m, n}) {
+        fail(std::string("C ") + shape_str(c.shape) + " does not broadcast to [" + std::to_string(m) + ", " +
              std::to_string(n) + "]");
       }
       c_strides = broadcast_strides(c.shape, {m, n});
@@ -174,26 +174,26 @@ class ConvKernel : public Kernel {
     const Tensor wt = input(ctx, 1);
     const Tensor b = input(ctx, 2);
     if (wt.shape.size() != x.shape.size() || x.shape.size() < 3) {
-      fail(oc_.where() + ": X " + shape_str(x.shape) + " and W " + shape_str(wt.shape) +
+      fail(std::string("X ") + shape_str(x.shape) + " and W " + shape_str(wt.shape) +
            " must both be [N, C, spatial...] / [M, C/group, kernel...] of equal rank");
     }
-    if (x.type != wt.type) fail(oc_.where() + ": X and W must have the same type");
+    if (x.type != wt.type) fail("X and W must have the same type");
     const std::vector<int64_t> kernel(wt.shape.begin() + 2, wt.shape.end());
     if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
-      fail(oc_.where() + ": kernel_shape " + shape_str(attrs_.kernel_shape) + " differs from W's spatial shape " +
+      fail(std::string("kernel_shape ") + shape_str(attrs_.kernel_shape) + " differs from W's spatial shape " +
            shape_str(kernel));
     }
-    const Window w = make_window(attrs_, x.shape, kernel, oc_);
+    const Window w = make_window(attrs_, x.shape, kernel);
     const int64_t batch = x.shape[0];
     const int64_t c_in = x.shape[1];
     const int64_t c_out = wt.shape[0];
     if (group_ < 1 || c_in % group_ != 0 || c_out % group_ != 0 || wt.shape[1] * group_ != c_in) {
-      fail(oc_.where() + ": group " + std::to_string(group_) + " does not fit X channels " + std::to_string(c_in) +
+      fail(std::string("group ") + std::to_string(group_) + " does not fit X channels " + std::to_string(c_in) +
            " and W " + shape_str(wt.shape) + "; need C = W.shape[1] * group and M divisible by group");
     }
     const bool has_b = b.present() && b.data != nullptr;
     if (has_b && (b.shape.size() != 1 || b.shape[0] != c_out || b.type != x.type)) {
-      fail(oc_.where() + ": B " + shape_str(b.shape) + " must be [" + std::to_string(c_out) + "] of X's type");
+      fail(std::string("B ") + shape_str(b.shape) + " must be [" + std::to_string(c_out) + "] of X's type");
     }
     std::vector<int64_t> shape = {batch, c_out};
     for (int d = kMaxSpatial - w.rank; d < kMaxSpatial; ++d) shape.push_back(w.out[d]);

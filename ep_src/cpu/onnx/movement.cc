@@ -64,17 +64,17 @@ class TransposeKernel : public Kernel {
       for (size_t d = 0; d < rank; ++d) perm.push_back(static_cast<int64_t>(rank - 1 - d));
     }
     if (perm.size() != rank) {
-      fail(oc_.where() + ": perm " + shape_str(perm) + " has " + std::to_string(perm.size()) +
+      fail(std::string("perm ") + shape_str(perm) + " has " + std::to_string(perm.size()) +
            " entries but the input " + shape_str(x.shape) + " has rank " + std::to_string(rank));
     }
     std::vector<bool> seen(rank, false);
     for (int64_t p : perm) {
       if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
-        fail(oc_.where() + ": perm " + shape_str(perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
+        fail(std::string("perm ") + shape_str(perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
       }
       seen[p] = true;
     }
-    const size_t es = element_size(x.type, oc_);
+    const size_t es = element_size(x.type);
     const std::vector<int64_t> in_strides = contiguous_strides(x.shape);
     std::vector<int64_t> shape(rank);
     std::vector<int64_t> strides(rank);
@@ -98,11 +98,11 @@ class ExpandKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const Tensor s = input(ctx, 1);
-    if (s.shape.size() != 1) fail(oc_.where() + ": 'shape' must be 1-D, got shape " + shape_str(s.shape));
-    const std::vector<int64_t> target = read_ints(s, oc_, "shape");
-    const std::vector<int64_t> shape = broadcast_shape({x.shape, target}, oc_);
-    element_count(shape, oc_);
-    const size_t es = element_size(x.type, oc_);
+    if (s.shape.size() != 1) fail(std::string("'shape' must be 1-D, got shape ") + shape_str(s.shape));
+    const std::vector<int64_t> target = read_ints(s, "shape");
+    const std::vector<int64_t> shape = broadcast_shape({x.shape, target});
+    element_count(shape);
+    const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     strided_copy(ctx, x.data, y.mutable_data, es, shape, broadcast_strides(x.shape, shape));
@@ -117,24 +117,24 @@ class SliceKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    const std::vector<int64_t> starts = read_ints(input(ctx, 1), oc_, "starts");
-    const std::vector<int64_t> ends = read_ints(input(ctx, 2), oc_, "ends");
+    const std::vector<int64_t> starts = read_ints(input(ctx, 1), "starts");
+    const std::vector<int64_t> ends = read_ints(input(ctx, 2), "ends");
     if (starts.size() != ends.size()) {
-      fail(oc_.where() + ": 'starts' has " + std::to_string(starts.size()) + " entries and 'ends' " +
+      fail(std::string("'starts' has ") + std::to_string(starts.size()) + " entries and 'ends' " +
            std::to_string(ends.size()) + "; give one per sliced axis");
     }
     std::vector<int64_t> axes;
     const Tensor a = input(ctx, 3);
     if (a.present() && a.data != nullptr) {
-      axes = read_ints(a, oc_, "axes");
+      axes = read_ints(a, "axes");
     } else {
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     }
     std::vector<int64_t> steps(starts.size(), 1);
     const Tensor st = input(ctx, 4);
-    if (st.present() && st.data != nullptr) steps = read_ints(st, oc_, "steps");
+    if (st.present() && st.data != nullptr) steps = read_ints(st, "steps");
     if (axes.size() != starts.size() || steps.size() != starts.size()) {
-      fail(oc_.where() + ": 'axes' and 'steps' must have as many entries as 'starts' (" +
+      fail(std::string("'axes' and 'steps' must have as many entries as 'starts' (") +
            std::to_string(starts.size()) + ")");
     }
     std::vector<int64_t> begin(rank, 0);
@@ -142,10 +142,10 @@ class SliceKernel : public Kernel {
     std::vector<int64_t> shape = x.shape;
     std::vector<bool> seen(rank, false);
     for (size_t i = 0; i < axes.size(); ++i) {
-      const int64_t d = normalize_axis(axes[i], rank, oc_, "axes entry");
-      if (seen[d]) fail(oc_.where() + ": axes " + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
+      const int64_t d = normalize_axis(axes[i], rank, "axes entry");
+      if (seen[d]) fail(std::string("axes ") + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
       seen[d] = true;
-      if (steps[i] == 0) fail(oc_.where() + ": steps must not be 0");
+      if (steps[i] == 0) fail("steps must not be 0");
       const int64_t n = x.shape[d];
       int64_t s = starts[i];
       int64_t e = ends[i];
@@ -165,7 +165,7 @@ class SliceKernel : public Kernel {
       step[d] = steps[i];
       shape[d] = count;
     }
-    const size_t es = element_size(x.type, oc_);
+    const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     const std::vector<int64_t> in_strides = contiguous_strides(x.shape);
@@ -184,7 +184,7 @@ class ConcatKernel : public Kernel {
  public:
   explicit ConcatKernel(const OrtKernelInfo* info) {
     oc_ = {"Concat", node_name(info)};
-    if (!has_attr(info, "axis")) fail(oc_.where() + ": attribute 'axis' is required");
+    if (!has_attr(info, "axis")) fail("attribute 'axis' is required");
     axis_ = attr_int(info, "axis", 0);
   }
 
@@ -193,21 +193,21 @@ class ConcatKernel : public Kernel {
     check(g_ort->KernelContext_GetInputCount(ctx, &count), "KernelContext_GetInputCount");
     std::vector<Tensor> xs;
     for (size_t i = 0; i < count; ++i) xs.push_back(input(ctx, i));
-    if (xs.empty()) fail(oc_.where() + ": needs at least one input");
+    if (xs.empty()) fail("needs at least one input");
     const int64_t rank = static_cast<int64_t>(xs[0].shape.size());
-    const int64_t axis = normalize_axis(axis_, rank, oc_);
+    const int64_t axis = normalize_axis(axis_, rank);
     std::vector<int64_t> shape = xs[0].shape;
     shape[axis] = 0;
     for (const Tensor& t : xs) {
       bool ok = t.type == xs[0].type && static_cast<int64_t>(t.shape.size()) == rank;
       for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || t.shape[d] == xs[0].shape[d];
       if (!ok) {
-        fail(oc_.where() + ": input " + shape_str(t.shape) + " (" + type_name(t.type) + ") does not match " +
+        fail(std::string("input ") + shape_str(t.shape) + " (" + type_name(t.type) + ") does not match " +
              shape_str(xs[0].shape) + " (" + type_name(xs[0].type) + ") outside axis " + std::to_string(axis));
       }
       shape[axis] += t.shape[axis];
     }
-    const size_t es = element_size(xs[0].type, oc_);
+    const size_t es = element_size(xs[0].type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     int64_t outer = 1;
@@ -242,13 +242,13 @@ class GatherKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const Tensor idx = input(ctx, 1);
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) fail(oc_.where() + ": data must have rank >= 1");
-    const int64_t axis = normalize_axis(axis_, rank, oc_);
-    std::vector<int64_t> indices = read_ints(idx, oc_, "indices");
+    if (rank == 0) fail("data must have rank >= 1");
+    const int64_t axis = normalize_axis(axis_, rank);
+    std::vector<int64_t> indices = read_ints(idx, "indices");
     const int64_t n = x.shape[axis];
     for (int64_t& i : indices) {
       if (i < -n || i >= n) {
-        fail(oc_.where() + ": index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+        fail(std::string("index ") + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
              " of size " + std::to_string(n) + "; indices must lie in [" + std::to_string(-n) + ", " +
              std::to_string(n) + ")");
       }
@@ -257,7 +257,7 @@ class GatherKernel : public Kernel {
     std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + axis);
     shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
     shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
-    const size_t es = element_size(x.type, oc_);
+    const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     int64_t outer = 1;

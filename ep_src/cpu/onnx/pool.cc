@@ -18,13 +18,13 @@ class PoolKernel : public Kernel {
     attrs_.read(info);
     count_include_pad_ = attr_int(info, "count_include_pad", 0) != 0;
     if (attr_int(info, "storage_order", 0) != 0) {
-      fail(oc_.where() + ": storage_order=1 (column-major Indices) is not supported; use storage_order=0");
+      fail("storage_order=1 (column-major Indices) is not supported; use storage_order=0");
     }
   }
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    const Window w = make_window(attrs_, x.shape, attrs_.kernel_shape, oc_);
+    const Window w = make_window(attrs_, x.shape, attrs_.kernel_shape);
     std::vector<int64_t> shape = {x.shape[0], x.shape[1]};
     for (int d = kMaxSpatial - w.rank; d < kMaxSpatial; ++d) shape.push_back(w.out[d]);
     size_t n_out = 0;
@@ -109,7 +109,7 @@ class GlobalAveragePoolKernel : public Kernel {
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    if (x.shape.size() < 3) fail(oc_.where() + ": input shape " + shape_str(x.shape) + " must be [N, C, D1, ...]");
+    if (x.shape.size() < 3) fail(std::string("input shape ") + shape_str(x.shape) + " must be [N, C, D1, ...]");
     std::vector<int64_t> shape(x.shape.size(), 1);
     shape[0] = x.shape[0];
     shape[1] = x.shape[1];
@@ -146,7 +146,7 @@ class ReduceMeanKernel : public Kernel {
     std::vector<int64_t> axes = axes_;
     if (axes_input_) {
       const Tensor a = input(ctx, 1);
-      if (a.present() && a.data != nullptr) axes = read_ints(a, oc_, "axes");
+      if (a.present() && a.data != nullptr) axes = read_ints(a, "axes");
     }
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     std::vector<bool> reduce(rank, false);
@@ -161,7 +161,7 @@ class ReduceMeanKernel : public Kernel {
       }
       std::fill(reduce.begin(), reduce.end(), true);
     }
-    for (int64_t a : axes) reduce[normalize_axis(a, rank, oc_, "axes entry")] = true;
+    for (int64_t a : axes) reduce[normalize_axis(a, rank, "axes entry")] = true;
     std::vector<int64_t> shape;
     std::vector<int64_t> kept;  // the output's shape with reduced dimensions kept as 1
     int64_t count = 1;

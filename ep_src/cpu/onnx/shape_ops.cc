@@ -13,8 +13,8 @@ namespace cpu_onnx {
 namespace {
 
 // Copies the input's bytes into an output of `shape` (same element count).
-void copy_to_output(OrtKernelContext* ctx, const Tensor& x, const std::vector<int64_t>& shape, const OpContext& oc) {
-  const size_t es = element_size(x.type, oc);
+void copy_to_output(OrtKernelContext* ctx, const Tensor& x, const std::vector<int64_t>& shape) {
+  const size_t es = element_size(x.type);
   Tensor y = output(ctx, 0, shape);
   if (x.size > 0 && y.mutable_data != x.data) std::memcpy(y.mutable_data, x.data, static_cast<size_t>(x.size) * es);
 }
@@ -29,38 +29,38 @@ class ReshapeKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const Tensor s = input(ctx, 1);
-    if (s.shape.size() != 1) fail(oc_.where() + ": 'shape' must be 1-D, got shape " + shape_str(s.shape));
-    std::vector<int64_t> shape = read_ints(s, oc_, "shape");
+    if (s.shape.size() != 1) fail(std::string("'shape' must be 1-D, got shape ") + shape_str(s.shape));
+    std::vector<int64_t> shape = read_ints(s, "shape");
     int64_t infer = -1;
     int64_t known = 1;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] == 0 && !allow_zero_) {
         if (d >= x.shape.size()) {
-          fail(oc_.where() + ": shape " + shape_str(shape) + " copies dimension " + std::to_string(d) +
+          fail(std::string("shape ") + shape_str(shape) + " copies dimension " + std::to_string(d) +
                " (0) but the input " + shape_str(x.shape) + " has rank " + std::to_string(x.shape.size()));
         }
         shape[d] = x.shape[d];
       }
       if (shape[d] == -1) {
-        if (infer >= 0) fail(oc_.where() + ": shape " + shape_str(shape) + " has more than one -1; use at most one");
+        if (infer >= 0) fail(std::string("shape ") + shape_str(shape) + " has more than one -1; use at most one");
         infer = static_cast<int64_t>(d);
         continue;
       }
-      if (shape[d] < 0) fail(oc_.where() + ": shape " + shape_str(shape) + " has a negative dimension other than -1");
-      known = element_count({known, shape[d]}, oc_);
+      if (shape[d] < 0) fail(std::string("shape ") + shape_str(shape) + " has a negative dimension other than -1");
+      known = element_count({known, shape[d]});
     }
     if (infer >= 0) {
       if (known == 0 || x.size % known != 0) {
-        fail(oc_.where() + ": cannot infer the -1 in shape " + shape_str(shape) + " from input shape " +
+        fail(std::string("cannot infer the -1 in shape ") + shape_str(shape) + " from input shape " +
              shape_str(x.shape));
       }
       shape[infer] = x.size / known;
     }
-    if (element_count(shape, oc_) != x.size) {
-      fail(oc_.where() + ": cannot reshape " + shape_str(x.shape) + " (" + std::to_string(x.size) + " elements) to " +
+    if (element_count(shape) != x.size) {
+      fail(std::string("cannot reshape ") + shape_str(x.shape) + " (" + std::to_string(x.size) + " elements) to " +
            shape_str(shape) + "; the element counts must match");
     }
-    copy_to_output(ctx, x, shape, oc_);
+    copy_to_output(ctx, x, shape);
   }
 
  private:
@@ -79,7 +79,7 @@ class FlattenKernel : public Kernel {
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     // Flatten's axis may equal the rank: [-rank, rank].
     if (axis_ < -rank || axis_ > rank) {
-      fail(oc_.where() + ": axis " + std::to_string(axis_) + " is out of range for a rank-" + std::to_string(rank) +
+      fail(std::string("axis ") + std::to_string(axis_) + " is out of range for a rank-" + std::to_string(rank) +
            " input; use a value in [" + std::to_string(-rank) + ", " + std::to_string(rank) + "]");
     }
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
@@ -87,7 +87,7 @@ class FlattenKernel : public Kernel {
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
     int64_t inner = 1;
     for (int64_t d = axis; d < rank; ++d) inner *= x.shape[d];
-    copy_to_output(ctx, x, {outer, inner}, oc_);
+    copy_to_output(ctx, x, {outer, inner});
   }
 
  private:
@@ -104,10 +104,10 @@ class SqueezeKernel : public Kernel {
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     std::vector<bool> drop(x.shape.size(), false);
     if (a.present() && a.data != nullptr) {
-      for (int64_t axis : read_ints(a, oc_, "axes")) {
-        const int64_t d = normalize_axis(axis, rank, oc_, "axes entry");
+      for (int64_t axis : read_ints(a, "axes")) {
+        const int64_t d = normalize_axis(axis, rank, "axes entry");
         if (x.shape[d] != 1) {
-          fail(oc_.where() + ": cannot squeeze dimension " + std::to_string(d) + " of shape " + shape_str(x.shape) +
+          fail(std::string("cannot squeeze dimension ") + std::to_string(d) + " of shape " + shape_str(x.shape) +
                ": its size is not 1");
         }
         drop[d] = true;
@@ -119,7 +119,7 @@ class SqueezeKernel : public Kernel {
     for (int64_t d = 0; d < rank; ++d) {
       if (!drop[d]) shape.push_back(x.shape[d]);
     }
-    copy_to_output(ctx, x, shape, oc_);
+    copy_to_output(ctx, x, shape);
   }
 };
 
@@ -130,19 +130,19 @@ class UnsqueezeKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const Tensor a = input(ctx, 1);
-    if (!a.present() || a.data == nullptr) fail(oc_.where() + ": input 'axes' is required from opset 13");
-    const std::vector<int64_t> axes = read_ints(a, oc_, "axes");
+    if (!a.present() || a.data == nullptr) fail("input 'axes' is required from opset 13");
+    const std::vector<int64_t> axes = read_ints(a, "axes");
     const int64_t out_rank = static_cast<int64_t>(x.shape.size() + axes.size());
     std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
     for (int64_t axis : axes) {
-      const int64_t d = normalize_axis(axis, out_rank, oc_, "axes entry");
-      if (inserted[d]) fail(oc_.where() + ": axes " + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
+      const int64_t d = normalize_axis(axis, out_rank, "axes entry");
+      if (inserted[d]) fail(std::string("axes ") + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
       inserted[d] = true;
     }
     std::vector<int64_t> shape;
     size_t next = 0;
     for (int64_t d = 0; d < out_rank; ++d) shape.push_back(inserted[d] ? 1 : x.shape[next++]);
-    copy_to_output(ctx, x, shape, oc_);
+    copy_to_output(ctx, x, shape);
   }
 };
 
@@ -151,7 +151,7 @@ class IdentityKernel : public Kernel {
   explicit IdentityKernel(const OrtKernelInfo* info) { oc_ = {"Identity", node_name(info)}; }
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    copy_to_output(ctx, x, x.shape, oc_);
+    copy_to_output(ctx, x, x.shape);
   }
 };
 
@@ -205,12 +205,12 @@ class ConstantOfShapeKernel : public Kernel {
     }
     if (t.size != 1) {
       g_ort->ReleaseValue(v);
-      fail(oc_.where() + ": attribute 'value' must hold one element, got shape " + shape_str(t.shape));
+      fail(std::string("attribute 'value' must hold one element, got shape ") + shape_str(t.shape));
     }
     type_ = t.type;
     size_t es = 0;
     try {
-      es = element_size(t.type, oc_);
+      es = element_size(t.type);
     } catch (...) {
       g_ort->ReleaseValue(v);
       throw;
@@ -221,11 +221,11 @@ class ConstantOfShapeKernel : public Kernel {
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor s = input(ctx, 0);
-    if (s.shape.size() != 1) fail(oc_.where() + ": input must be a 1-D int64 shape, got shape " + shape_str(s.shape));
-    const std::vector<int64_t> shape = read_ints(s, oc_, "input");
-    element_count(shape, oc_);
+    if (s.shape.size() != 1) fail(std::string("input must be a 1-D int64 shape, got shape ") + shape_str(s.shape));
+    const std::vector<int64_t> shape = read_ints(s, "input");
+    element_count(shape);
     Tensor y = output(ctx, 0, shape);
-    if (y.type != type_) fail(oc_.where() + ": output type differs from the 'value' attribute's type");
+    if (y.type != type_) fail("output type differs from the 'value' attribute's type");
     uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
     const size_t es = value_.size();
     for (int64_t i = 0; i < y.size; ++i) std::memcpy(yp + i * es, value_.data(), es);
@@ -248,13 +248,13 @@ class CastKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     Tensor y = output(ctx, 0, x.shape);
-    if (y.type != to_) fail(oc_.where() + ": the output's type does not match attribute 'to'");
+    if (y.type != to_) fail("the output's type does not match attribute 'to'");
     if (x.type == y.type) {
-      copy_to_output(ctx, x, x.shape, oc_);
+      copy_to_output(ctx, x, x.shape);
       return;
     }
-    element_size(x.type, oc_);
-    element_size(y.type, oc_);
+    element_size(x.type);
+    element_size(y.type);
     for (int64_t i = 0; i < x.size; ++i) store(y, i, load(x, i));
   }
 
