@@ -1,58 +1,20 @@
 // The standard ONNX ops the plugin EP's CPU device runs (float kernels beside the exact com.fp8ort ones): the
-// family tables of elementwise.cc, shape_ops.cc, movement.cc, pool.cc, norm.cc and linalg.cc, joined, with each
-// row split at the op's schema versions. ORT matches an open-ended kernel ([v, latest]) only to nodes whose schema
-// version is exactly v, and a closed one [a, b] to any version in it: so one row per schema version, the last
-// open-ended.
-#include <algorithm>
-#include <cstring>
-#include <map>
-#include <string>
-
+// family tables of elementwise.cc, shape_ops.cc, movement.cc, pool.cc, norm.cc and linalg.cc, joined, one row per
+// ONNX schema version (schema_versions.h says why).
 #include "cpu/onnx/common.h"
+#include "cpu/onnx/schema_versions.h"
 
 namespace fp8ort {
-namespace {
-
-// Schema versions (ONNX since_version) of each op, from onnx.defs, up to opset 21.
-const std::map<std::string, std::vector<int>>& schema_versions() {
-  static const std::map<std::string, std::vector<int>> v = {
-      {"Add", {13, 14}}, {"Sub", {13, 14}}, {"Mul", {13, 14}}, {"Div", {13, 14}}, {"Relu", {13, 14}},
-      {"Pow", {13, 15}}, {"Equal", {13, 19}}, {"Where", {9, 16}}, {"Flatten", {13, 21}},
-      {"Reshape", {13, 14, 19, 21}}, {"Transpose", {13, 21}}, {"Squeeze", {13, 21}}, {"Unsqueeze", {13, 21}},
-      {"Identity", {13, 14, 16, 19, 21}}, {"Shape", {13, 15, 19, 21}}, {"ConstantOfShape", {9, 20, 21}},
-      {"Cast", {13, 19, 21}}, {"ReduceMean", {13, 18}}, {"AveragePool", {11, 19}},
-  };
-  return v;
-}
-
-void add_split(const KernelDef& row, std::vector<KernelDef>* out) {
-  const auto& table = schema_versions();
-  const auto it = table.find(row.op_type);
-  if (it == table.end()) {  // one schema version over the opsets covered
-    out->push_back(row);
-    return;
-  }
-  const std::vector<int>& versions = it->second;
-  for (size_t i = 0; i < versions.size(); ++i) {
-    const int v = versions[i];
-    if (v < row.since_version || v > row.end_version) continue;
-    KernelDef r = row;
-    r.since_version = v;
-    r.end_version = i + 1 < versions.size() ? std::min(row.end_version, versions[i + 1] - 1) : row.end_version;
-    out->push_back(r);
-  }
-}
-
-}  // namespace
 
 const std::vector<KernelDef>& cpu_onnx_kernels() {
   static const std::vector<KernelDef> table = [] {
     std::vector<KernelDef> all;
     for (auto part : {cpu_onnx::elementwise_kernels, cpu_onnx::shape_kernels, cpu_onnx::movement_kernels,
                       cpu_onnx::pool_kernels, cpu_onnx::norm_kernels, cpu_onnx::linalg_kernels}) {
-      for (const KernelDef& row : part()) add_split(row, &all);
+      std::vector<KernelDef> rows = part();
+      all.insert(all.end(), rows.begin(), rows.end());
     }
-    return all;
+    return split_at_schema_versions(all);
   }();
   return table;
 }
