@@ -465,6 +465,19 @@ CASES: list[Case] = [
     Case("conv_bad_bias", "Conv", [R((1, 2, 5, 5)), R((3, 2, 3, 3)), R((2,))], error=r"B \[2\] must be \[3\]"),
     Case("cos_negative_dim", "ConstantOfShape", [ints(2, -1)], out_types=[F32], error=r"negative dimension"),
     Case("reshape_two_minus1", "Reshape", [R(S), ints(-1, -1)], error=r"more than one -1"),
+    Case(
+        "avgpool_ceil_incl_pad",
+        "AveragePool",
+        [R(IMG)],
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1},
+    ),
+    Case(
+        "maxpool_3d",
+        "MaxPool",
+        [R((1, 2, 5, 6, 7))],
+        {"kernel_shape": [2, 3, 2], "strides": [1, 2, 2], "pads": [0, 1, 1, 1, 0, 0]},
+    ),
+    Case("conv_3d", "Conv", [R((1, 2, 5, 6, 7)), R((4, 2, 2, 3, 2))], {"pads": [1, 0, 1, 0, 1, 1]}, atol=1e-4),
 ]
 
 

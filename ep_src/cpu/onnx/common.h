@@ -55,6 +55,25 @@ template <class Fn>
 void for_each_broadcast_row(OrtKernelContext* ctx, const std::vector<int64_t>& out_shape,
                             const std::vector<std::vector<int64_t>>& strides, Fn&& fn);
 
+// Calls fn(begin, end) over [0, count) in chunks of at least `grain` items (so each task has enough work to
+// outweigh the thread pool's cost per task), on ORT's thread pool when there is more than one chunk.
+template <class Fn>
+void parallel_ranges(OrtKernelContext* ctx, int64_t count, int64_t grain, Fn&& fn) {
+  constexpr int64_t kMaxTasks = 64;
+  if (count <= 0) return;
+  const int64_t tasks = std::max<int64_t>(1, std::min(kMaxTasks, count / std::max<int64_t>(grain, 1)));
+  if (ctx == nullptr || tasks == 1) {
+    fn(int64_t{0}, count);
+    return;
+  }
+  const int64_t step = (count + tasks - 1) / tasks;
+  auto task = [&](size_t t) {
+    const int64_t b = static_cast<int64_t>(t) * step;
+    if (b < count) fn(b, std::min(count, b + step));
+  };
+  parallel_for(ctx, static_cast<size_t>(tasks), task);
+}
+
 // A float32 view of a float32/float16 tensor (float16 is converted once) and an output that is written as
 // float32 and rounded to float16 once at the end.
 class FloatIn {

@@ -4,25 +4,17 @@
 #include <cstring>
 
 #include "cpu/onnx/common.h"
+#include "cpu/onnx/gemm_f32.h"
 
 namespace fp8ort {
 namespace cpu_onnx {
 namespace {
 
-// y[m, :] (+)= sum_k a[m, k] * b[k, :] for one row m: a row-major [K], b with row stride ldb, y [N].
-inline void row_times_matrix(const float* a_row, int64_t a_step, const float* b, int64_t ldb, int64_t b_step,
-                             int64_t k_count, int64_t n, float* y) {
-  for (int64_t k = 0; k < k_count; ++k) {
-    const float av = a_row[k * a_step];
-    if (av == 0.0f) continue;
-    const float* br = b + k * ldb;
-    if (b_step == 1) {
-      for (int64_t j = 0; j < n; ++j) y[j] += av * br[j];
-    } else {
-      for (int64_t j = 0; j < n; ++j) y[j] += av * br[j * b_step];
-    }
-  }
-}
+// Below this many multiply-adds per product, MatMul runs whole products in parallel rather than tiles of one.
+constexpr int64_t kBatchParallelWork = 1 << 20;
+// Conv goes through im2col + GEMM when a group has at least this many output channels (else direct loops).
+constexpr int64_t kMinGemmChannels = 4;
+constexpr int64_t kGrainElements = 1 << 15;  // elements (or multiply-adds) per thread-pool task, at least
 
 class MatMulKernel : public Kernel {
  public:
@@ -80,14 +72,17 @@ class MatMulKernel : public Kernel {
     const float* ap = ain.data();
     const float* bp = bin.data();
     float* yp = yout.data();
-    auto task = [&](size_t r) {
-      const int64_t t = static_cast<int64_t>(r) / m;
-      const int64_t row = static_cast<int64_t>(r) % m;
-      float* dst = yp + (t * m + row) * n;
-      std::fill(dst, dst + n, 0.0f);
-      row_times_matrix(ap + a_off[t] + row * k, 1, bp + b_off[t], n, 1, k, n, dst);
+    auto one = [&](OrtKernelContext* pool, int64_t t) {
+      gemm_f32(pool, m, n, k, {ap + a_off[t], k, 1}, {bp + b_off[t], n, 1}, yp + t * m * n, n);
     };
-    parallel_for(ctx, static_cast<size_t>(batches * m), task);
+    if (batches > 1 && m * n * k < kBatchParallelWork) {  // many small products: one per task
+      parallel_ranges(ctx, batches, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, m * n * k)),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t t = b; t < e; ++t) one(nullptr, t);
+                      });
+    } else {
+      for (int64_t t = 0; t < batches; ++t) one(ctx, t);
+    }
     yout.finish();
   }
 };
@@ -136,21 +131,17 @@ class GemmKernel : public Kernel {
     const float* ap = ain.data();
     const float* bp = bin.data();
     float* yp = yout.data();
-    auto task = [&](size_t r) {
-      const int64_t row = static_cast<int64_t>(r);
+    const MatrixView av = trans_a_ ? MatrixView{ap, 1, m} : MatrixView{ap, k, 1};
+    const MatrixView bv = trans_b_ ? MatrixView{bp, 1, k} : MatrixView{bp, n, 1};
+    gemm_f32(ctx, m, n, k, av, bv, yp, n);
+    for (int64_t row = 0; row < m; ++row) {
       float* dst = yp + row * n;
-      std::fill(dst, dst + n, 0.0f);
-      const float* a_row = trans_a_ ? ap + row : ap + row * k;
-      const int64_t a_step = trans_a_ ? m : 1;
-      // B' row kk: B[kk, :] (stride 1) or B[:, kk] (stride K).
-      row_times_matrix(a_row, a_step, bp, trans_b_ ? 1 : n, trans_b_ ? k : 1, k, n, dst);
       for (int64_t j = 0; j < n; ++j) {
         float v = alpha_ * dst[j];
         if (has_c) v += beta_ * cin.data()[row * c_strides[0] + j * c_strides[1]];
         dst[j] = v;
       }
-    };
-    parallel_for(ctx, static_cast<size_t>(m), task);
+    }
     yout.finish();
   }
 
@@ -206,6 +197,11 @@ class ConvKernel : public Kernel {
     const int64_t cg = c_in / group_;
     const int64_t mg = c_out / group_;
     const int64_t ksize = w.kernel[0] * w.kernel[1] * w.kernel[2];
+    if (mg >= kMinGemmChannels) {
+      conv_gemm(ctx, w, xin.data(), win.data(), has_b ? bin.data() : nullptr, batch, c_in, c_out, yout.data());
+      yout.finish();
+      return;
+    }
     auto task = [&](size_t p) {
       const int64_t nb = static_cast<int64_t>(p) / c_out;
       const int64_t oc = static_cast<int64_t>(p) % c_out;
@@ -218,11 +214,82 @@ class ConvKernel : public Kernel {
         accumulate_plane(w, src, wk, dst);
       }
     };
-    parallel_for(ctx, static_cast<size_t>(batch * c_out), task);
+    parallel_ranges(ctx, batch * c_out, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, w.out_size() * cg * ksize)),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t p = b; p < e; ++p) task(static_cast<size_t>(p));
+                    });
     yout.finish();
   }
 
  private:
+  // Per image and group: Y[mg, out] = W[mg, cg * ksize] x col[cg * ksize, out] (+ bias), col the im2col matrix
+  // (the input itself for an unpadded 1x1 convolution with stride 1).
+  void conv_gemm(OrtKernelContext* ctx, const Window& w, const float* x, const float* wt, const float* bias,
+                 int64_t batch, int64_t c_in, int64_t c_out, float* y) const {
+    const int64_t cg = c_in / group_;
+    const int64_t mg = c_out / group_;
+    const int64_t ksize = w.kernel[0] * w.kernel[1] * w.kernel[2];
+    const int64_t rows = cg * ksize;
+    const int64_t out = w.out_size();
+    bool direct = ksize == 1;
+    for (int d = 0; d < kMaxSpatial; ++d) {
+      direct = direct && w.stride[d] == 1 && w.pad_begin[d] == 0 && w.pad_end[d] == 0;
+    }
+    std::vector<float> col(direct ? 0 : static_cast<size_t>(rows * out));
+    for (int64_t nb = 0; nb < batch; ++nb) {
+      for (int64_t g = 0; g < group_; ++g) {
+        const float* src = x + (nb * c_in + g * cg) * w.in_size();
+        if (!direct) {
+          parallel_ranges(ctx, rows, std::max<int64_t>(1, kGrainElements / out), [&](int64_t b, int64_t e) {
+            for (int64_t r = b; r < e; ++r) im2col_row(w, src, r, col.data() + r * out);
+          });
+        }
+        float* dst = y + (nb * c_out + g * mg) * out;
+        const MatrixView bv = direct ? MatrixView{src, w.in_size(), 1} : MatrixView{col.data(), out, 1};
+        gemm_f32(ctx, mg, out, rows, {wt + g * mg * rows, rows, 1}, bv, dst, out);
+        if (bias != nullptr) {
+          for (int64_t i = 0; i < mg; ++i) {
+            const float bv_i = bias[g * mg + i];
+            float* row = dst + i * out;
+            for (int64_t j = 0; j < out; ++j) row[j] += bv_i;
+          }
+        }
+      }
+    }
+  }
+
+  // Row r = (input channel, kd, kh, kw) of the im2col matrix: the input value each output position reads, or 0.
+  static void im2col_row(const Window& w, const float* src, int64_t r, float* dst) {
+    const int64_t ksize = w.kernel[0] * w.kernel[1] * w.kernel[2];
+    const int64_t ic = r / ksize;
+    const int64_t kidx = r % ksize;
+    const int64_t kd = kidx / (w.kernel[1] * w.kernel[2]);
+    const int64_t kh = kidx / w.kernel[2] % w.kernel[1];
+    const int64_t kw = kidx % w.kernel[2];
+    const float* plane = src + ic * w.in_size();
+    const int64_t off_w = kw * w.dilation[2] - w.pad_begin[2];
+    const int64_t s = w.stride[2];
+    int64_t ow0 = off_w >= 0 ? 0 : (-off_w + s - 1) / s;
+    int64_t ow1 = w.in[2] - off_w <= 0 ? 0 : (w.in[2] - off_w + s - 1) / s;
+    ow0 = std::min(ow0, w.out[2]);
+    ow1 = std::max(ow0, std::min(ow1, w.out[2]));
+    for (int64_t od = 0; od < w.out[0]; ++od) {
+      const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+      for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+        const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+        float* drow = dst + (od * w.out[1] + oh) * w.out[2];
+        if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+          std::fill(drow, drow + w.out[2], 0.0f);
+          continue;
+        }
+        const float* srow = plane + (id * w.in[1] + ih) * w.in[2];
+        std::fill(drow, drow + ow0, 0.0f);
+        for (int64_t ow = ow0; ow < ow1; ++ow) drow[ow] = srow[ow * s + off_w];
+        std::fill(drow + ow1, drow + w.out[2], 0.0f);
+      }
+    }
+  }
+
   // dst[o] += sum_k wk[k] * src[o * stride - pad + k * dilation] over the valid taps, one input channel.
   static void accumulate_plane(const Window& w, const float* src, const float* wk, float* dst) {
     for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {

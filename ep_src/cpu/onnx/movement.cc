@@ -9,6 +9,8 @@ namespace fp8ort {
 namespace cpu_onnx {
 namespace {
 
+constexpr int64_t kGrainBytes = 1 << 16;  // bytes copied per thread-pool task, at least
+
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
@@ -273,7 +275,10 @@ class GatherKernel : public Kernel {
       uint8_t* dst = yp + static_cast<int64_t>(o) * m * static_cast<int64_t>(block);
       for (int64_t j = 0; j < m; ++j) std::memcpy(dst + j * block, src + indices[j] * block, block);
     };
-    parallel_for(ctx, static_cast<size_t>(outer), task);
+    parallel_ranges(ctx, outer, std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(1, m * static_cast<int64_t>(block))),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t o = b; o < e; ++o) task(static_cast<size_t>(o));
+                    });
   }
 
  private:

@@ -1,4 +1,5 @@
 // Normalization ONNX ops on the CPU device: Softmax (opset 13 semantics: one axis) and LayerNormalization (17).
+#include <algorithm>
 #include <cmath>
 
 #include "cpu/onnx/common.h"
@@ -6,6 +7,8 @@
 namespace fp8ort {
 namespace cpu_onnx {
 namespace {
+
+constexpr int64_t kGrainElements = 1 << 14;  // elements per thread-pool task, at least
 
 class SoftmaxKernel : public Kernel {
  public:
@@ -29,9 +32,9 @@ class SoftmaxKernel : public Kernel {
     FloatOut yout(y);
     const float* xp = xin.data();
     float* yp = yout.data();
-    auto task = [&](size_t t) {
-      const int64_t o = static_cast<int64_t>(t) / inner;
-      const int64_t i = static_cast<int64_t>(t) % inner;
+    auto one = [&](int64_t t) {
+      const int64_t o = t / inner;
+      const int64_t i = t % inner;
       const float* src = xp + o * n * inner + i;
       float* dst = yp + o * n * inner + i;
       float mx = -INFINITY;
@@ -45,7 +48,9 @@ class SoftmaxKernel : public Kernel {
       const float inv = static_cast<float>(1.0 / sum);
       for (int64_t k = 0; k < n; ++k) dst[k * inner] *= inv;
     };
-    parallel_for(ctx, static_cast<size_t>(outer * inner), task);
+    parallel_ranges(ctx, outer * inner, std::max<int64_t>(1, kGrainElements / n), [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) one(t);
+    });
     yout.finish();
   }
 
@@ -98,9 +103,9 @@ class LayerNormKernel : public Kernel {
     FloatOut yout(y);
     const float* xp = xin.data();
     float* yp = yout.data();
-    auto task = [&](size_t r) {
-      const float* src = xp + static_cast<int64_t>(r) * n;
-      float* dst = yp + static_cast<int64_t>(r) * n;
+    auto one = [&](int64_t r) {
+      const float* src = xp + r * n;
+      float* dst = yp + r * n;
       double sum = 0.0;
       for (int64_t i = 0; i < n; ++i) sum += src[i];
       const float mean = static_cast<float>(sum / static_cast<double>(n));
@@ -115,7 +120,9 @@ class LayerNormKernel : public Kernel {
       if (mean_out) mean_out[r] = mean;
       if (inv_out) inv_out[r] = inv;
     };
-    parallel_for(ctx, static_cast<size_t>(rows), task);
+    parallel_ranges(ctx, rows, std::max<int64_t>(1, kGrainElements / n), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) one(r);
+    });
     yout.finish();
   }
 

@@ -10,6 +10,8 @@ namespace fp8ort {
 namespace cpu_onnx {
 namespace {
 
+constexpr int64_t kGrainTaps = 1 << 15;  // window taps per thread-pool task, at least
+
 // Pools one [D, H, W] plane; kind: max (with optional argmax index) or average.
 class PoolKernel : public Kernel {
  public:
@@ -38,47 +40,64 @@ class PoolKernel : public Kernel {
     const float* xp = xin.data();
     float* yp = yout.data();
     const int64_t planes = x.shape[0] * x.shape[1];
-    auto task = [&](size_t p) {
-      const int64_t plane = static_cast<int64_t>(p);
-      pool_plane(w, xp + plane * w.in_size(), yp + plane * w.out_size(),
-                 indices ? indices + plane * w.out_size() : nullptr, plane * w.in_size());
-    };
-    parallel_for(ctx, static_cast<size_t>(planes), task);
+    const TapRanges ranges = tap_ranges(w);
+    const int64_t work = std::max<int64_t>(1, w.out_size() * w.kernel[0] * w.kernel[1] * w.kernel[2]);
+    parallel_ranges(ctx, planes, std::max<int64_t>(1, kGrainTaps / work), [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        pool_plane(w, ranges, xp + plane * w.in_size(), yp + plane * w.out_size(),
+                   indices ? indices + plane * w.out_size() : nullptr, plane * w.in_size());
+      }
+    });
     yout.finish();
   }
 
  private:
-  void pool_plane(const Window& w, const float* x, float* y, int64_t* idx, int64_t base) const {
+  // Per spatial dimension and output index: the window's taps that land inside the input [k0, k1), and the count
+  // of taps inside the padded input (count_include_pad), so the inner loops need no bounds tests.
+  struct TapRanges {
+    std::vector<int64_t> k0[kMaxSpatial], k1[kMaxSpatial], padded[kMaxSpatial];
+  };
+
+  static TapRanges tap_ranges(const Window& w) {
+    TapRanges r;
+    auto ceil_div = [](int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; };
+    for (int d = 0; d < kMaxSpatial; ++d) {
+      for (int64_t o = 0; o < w.out[d]; ++o) {
+        const int64_t start = o * w.stride[d] - w.pad_begin[d];
+        const int64_t k0 = ceil_div(-start, w.dilation[d]);
+        const int64_t k1 = std::max(k0, std::min(w.kernel[d], ceil_div(w.in[d] - start, w.dilation[d])));
+        r.k0[d].push_back(std::min(k0, w.kernel[d]));
+        r.k1[d].push_back(k1);
+        r.padded[d].push_back(std::min(w.kernel[d], ceil_div(w.in[d] + w.pad_end[d] - start, w.dilation[d])));
+      }
+    }
+    return r;
+  }
+
+  void pool_plane(const Window& w, const TapRanges& r, const float* x, float* y, int64_t* idx, int64_t base) const {
     for (int64_t od = 0; od < w.out[0]; ++od) {
+      const int64_t sd = od * w.stride[0] - w.pad_begin[0];
       for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+        const int64_t sh = oh * w.stride[1] - w.pad_begin[1];
         for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+          const int64_t sw = ow * w.stride[2] - w.pad_begin[2];
           float best = -std::numeric_limits<float>::infinity();
           int64_t best_at = -1;
           float sum = 0.0f;
-          int64_t valid = 0;
-          int64_t padded = 0;
-          const int64_t o[kMaxSpatial] = {od, oh, ow};
-          int64_t start[kMaxSpatial];
-          for (int d = 0; d < kMaxSpatial; ++d) start[d] = o[d] * w.stride[d] - w.pad_begin[d];
-          for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
-            const int64_t id = start[0] + kd * w.dilation[0];
-            for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-              const int64_t ih = start[1] + kh * w.dilation[1];
-              for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-                const int64_t iw = start[2] + kw * w.dilation[2];
-                const bool in_pad = id >= -w.pad_begin[0] && id < w.in[0] + w.pad_end[0] &&
-                                    ih >= -w.pad_begin[1] && ih < w.in[1] + w.pad_end[1] &&
-                                    iw >= -w.pad_begin[2] && iw < w.in[2] + w.pad_end[2];
-                padded += in_pad ? 1 : 0;
-                if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1] || iw < 0 || iw >= w.in[2]) continue;
-                const int64_t at = (id * w.in[1] + ih) * w.in[2] + iw;
-                const float v = x[at];
-                if (v > best || best_at < 0) {
-                  best = v;
-                  best_at = at;
+          for (int64_t kd = r.k0[0][od]; kd < r.k1[0][od]; ++kd) {
+            const int64_t id = sd + kd * w.dilation[0];
+            for (int64_t kh = r.k0[1][oh]; kh < r.k1[1][oh]; ++kh) {
+              const int64_t row = (id * w.in[1] + sh + kh * w.dilation[1]) * w.in[2] + sw;
+              if (is_max_) {
+                for (int64_t kw = r.k0[2][ow]; kw < r.k1[2][ow]; ++kw) {
+                  const int64_t at = row + kw * w.dilation[2];
+                  if (x[at] > best || best_at < 0) {
+                    best = x[at];
+                    best_at = at;
+                  }
                 }
-                sum += v;
-                ++valid;
+              } else {
+                for (int64_t kw = r.k0[2][ow]; kw < r.k1[2][ow]; ++kw) sum += x[row + kw * w.dilation[2]];
               }
             }
           }
@@ -86,10 +105,13 @@ class PoolKernel : public Kernel {
           if (is_max_) {
             y[out_at] = best;
             if (idx) idx[out_at] = best_at < 0 ? -1 : base + best_at;
-          } else {
-            const int64_t count = count_include_pad_ ? padded : valid;
-            y[out_at] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+            continue;
           }
+          const int64_t count = count_include_pad_
+                                    ? r.padded[0][od] * r.padded[1][oh] * r.padded[2][ow]
+                                    : (r.k1[0][od] - r.k0[0][od]) * (r.k1[1][oh] - r.k0[1][oh]) *
+                                          (r.k1[2][ow] - r.k0[2][ow]);
+          y[out_at] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
         }
       }
     }
@@ -127,7 +149,10 @@ class GlobalAveragePoolKernel : public Kernel {
       for (int64_t i = 0; i < spatial; ++i) sum += src[i];
       yp[p] = spatial > 0 ? static_cast<float>(sum / static_cast<double>(spatial)) : NAN;
     };
-    parallel_for(ctx, static_cast<size_t>(y.size), task);
+    parallel_ranges(ctx, y.size, std::max<int64_t>(1, kGrainTaps / std::max<int64_t>(1, spatial)),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t p = b; p < e; ++p) task(static_cast<size_t>(p));
+                    });
     yout.finish();
   }
 };
