@@ -17,8 +17,9 @@ struct EpConfig {
 class Fp8OrtEp : public OrtEp {
  public:
   Fp8OrtEp(Fp8OrtEpFactory& factory, const EpConfig& config, const OrtLogger* logger);
-  ~Fp8OrtEp();
+  virtual ~Fp8OrtEp();  // the GPU EP (gpu_ep.cc) derives; ORT's OrtEp* is always converted with static_cast
   const EpConfig& config() const { return config_; }
+  Fp8OrtEpFactory& factory_ref() const { return factory_; }
 
  private:
   static const char* ORT_API_CALL get_name(const OrtEp*) noexcept;
@@ -29,8 +30,6 @@ class Fp8OrtEp : public OrtEp {
   Fp8OrtEpFactory& factory_;
   EpConfig config_;
   const OrtLogger* logger_;
-
-  friend struct GraphCapture;
 };
 
 }  // namespace fp8ort

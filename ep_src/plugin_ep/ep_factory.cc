@@ -177,13 +177,13 @@ OrtStatus* ORT_API_CALL Fp8OrtEpFactory::create_allocator(OrtEpFactory* self, co
                                                           const OrtKeyValuePairs* options,
                                                           OrtAllocator** out) noexcept {
   *out = nullptr;
+  (void)options;
 #if defined(FP8ORT_WITH_GPU)
   auto* f = static_cast<Fp8OrtEpFactory*>(self);
   return guarded(std::string(kEpName) + " CreateAllocator", [&] { *out = gpu_create_allocator(*f->gpu_, info); });
 #else
   (void)self;
   (void)info;
-  (void)options;
   return nullptr;  // the CPU device uses ORT's CPU allocator
 #endif
 }
