@@ -1,0 +1,343 @@
+// Elementwise ONNX ops on the CPU device: activations and other unary math, broadcasting binary arithmetic,
+// Equal, Where, Clip. float16 is computed in float32 and rounded once.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu/onnx/common.h"
+
+namespace fp8ort {
+namespace cpu_onnx {
+namespace {
+
+constexpr float kInvSqrt2 = 0.70710678118654752440f;
+constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+constexpr float kGeluTanhCubic = 0.044715f;
+constexpr float kHardSwishScale = 1.0f / 6.0f;
+constexpr float kHardSigmoidAlpha = 0.2f;
+constexpr float kHardSigmoidBeta = 0.5f;
+constexpr int64_t kParallelChunk = 1 << 14;
+
+enum class Unary { kRelu, kSigmoid, kHardSigmoid, kHardSwish, kErf, kTanh, kSqrt, kGelu, kGeluTanh };
+
+class UnaryKernel : public Kernel {
+ public:
+  UnaryKernel(const OrtKernelInfo* info, const char* op, Unary kind) : kind_(kind) {
+    oc_ = {op, node_name(info)};
+    alpha_ = attr_float(info, "alpha", kHardSigmoidAlpha);
+    beta_ = attr_float(info, "beta", kHardSigmoidBeta);
+    if (kind == Unary::kGelu) {
+      const std::string approx = attr_string(info, "approximate", "none");
+      if (approx == "tanh") {
+        kind_ = Unary::kGeluTanh;
+      } else if (approx != "none") {
+        fail(std::string("approximate='") + approx + "' is not defined; use 'none' or 'tanh'");
+      }
+    }
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    FloatIn xin(x);
+    FloatOut yout(y);
+    const float* xp = xin.data();
+    float* yp = yout.data();
+    const int64_t n = x.size;
+    const int64_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
+    auto task = [&](size_t c) {
+      const int64_t i0 = static_cast<int64_t>(c) * kParallelChunk;
+      apply(xp + i0, yp + i0, std::min(kParallelChunk, n - i0));
+    };
+    parallel_for(ctx, static_cast<size_t>(chunks), task);
+    yout.finish();
+  }
+
+ private:
+  void apply(const float* x, float* y, int64_t n) const {
+    switch (kind_) {
+      case Unary::kRelu:
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+        break;
+      case Unary::kSigmoid:
+        for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        break;
+      case Unary::kHardSigmoid:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::fmin(1.0f, std::fmax(0.0f, alpha_ * x[i] + beta_));
+        break;
+      case Unary::kHardSwish:
+        for (int64_t i = 0; i < n; ++i) {
+          y[i] = x[i] * std::fmin(1.0f, std::fmax(0.0f, x[i] * kHardSwishScale + kHardSigmoidBeta));
+        }
+        break;
+      case Unary::kErf:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+        break;
+      case Unary::kTanh:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+        break;
+      case Unary::kSqrt:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
+        break;
+      case Unary::kGelu:
+        for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+        break;
+      case Unary::kGeluTanh:
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = x[i];
+          y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluTanhCubic * v * v * v)));
+        }
+        break;
+    }
+  }
+
+  Unary kind_;
+  float alpha_ = kHardSigmoidAlpha;
+  float beta_ = kHardSigmoidBeta;
+};
+
+template <Unary kKind>
+std::unique_ptr<Kernel> make_unary(const OrtKernelInfo* info) {
+  static const char* const kNames[] = {"Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Erf",
+                                       "Tanh", "Sqrt",    "Gelu",        "Gelu"};
+  return std::make_unique<UnaryKernel>(info, kNames[static_cast<int>(kKind)], kKind);
+}
+
+enum class Binary { kAdd, kSub, kMul, kDiv, kPow, kEqual };
+
+template <class T, class Out, class F>
+void binary_loop(OrtKernelContext* ctx, const T* a, const T* b, Out* y, const std::vector<int64_t>& out_shape,
+                 const std::vector<std::vector<int64_t>>& strides, F f) {
+  for_each_broadcast_row(ctx, out_shape, strides,
+                         [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+                           const T* pa = a + off[0];
+                           const T* pb = b + off[1];
+                           Out* py = y + o;
+                           if (st[0] == 1 && st[1] == 1) {
+                             for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i], pb[i]);
+                           } else {
+                             for (int64_t i = 0; i < n; ++i) py[i] = f(pa[i * st[0]], pb[i * st[1]]);
+                           }
+                         });
+}
+
+class BinaryKernel : public Kernel {
+ public:
+  BinaryKernel(const OrtKernelInfo* info, const char* op, Binary kind) : kind_(kind) { oc_ = {op, node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor a = input(ctx, 0);
+    const Tensor b = input(ctx, 1);
+    const std::vector<int64_t> shape = broadcast_shape({a.shape, b.shape});
+    const std::vector<std::vector<int64_t>> strides = {broadcast_strides(a.shape, shape),
+                                                       broadcast_strides(b.shape, shape)};
+    const bool floating = a.type == kF32 || a.type == kF16;
+    if (kind_ == Binary::kPow) {
+      if (!floating || !(b.type == kF32 || b.type == kF16)) {
+        fail(std::string("Pow supports float32/float16 base and exponent here, got ") + type_name(a.type) +
+             " and " + type_name(b.type) + "; cast the inputs to float32");
+      }
+    } else if (a.type != b.type) {
+      fail(std::string("inputs have different types ") + type_name(a.type) + " and " + type_name(b.type) +
+           "; cast one of them");
+    }
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    if (floating) {
+      FloatIn ain(a);
+      FloatIn bin(b);
+      if (kind_ == Binary::kEqual) {
+        binary_loop(ctx, ain.data(), bin.data(), static_cast<bool*>(y.mutable_data), shape, strides,
+                    [](float p, float q) { return p == q; });
+        return;
+      }
+      FloatOut yout(y);
+      run_math(ctx, ain.data(), bin.data(), yout.data(), shape, strides);
+      yout.finish();
+    } else if (a.type == kI64) {
+      run_typed<int64_t>(ctx, a, b, y, shape, strides);
+    } else if (a.type == kI32) {
+      run_typed<int32_t>(ctx, a, b, y, shape, strides);
+    } else if (a.type == kBool && kind_ == Binary::kEqual) {
+      binary_loop(ctx, static_cast<const bool*>(a.data), static_cast<const bool*>(b.data),
+                  static_cast<bool*>(y.mutable_data), shape, strides, [](bool p, bool q) { return p == q; });
+    } else {
+      fail(std::string("element type ") + type_name(a.type) + " is not supported; use float32, float16, int64 "
+           "or int32");
+    }
+  }
+
+ private:
+  template <class T>
+  void run_math(OrtKernelContext* ctx, const T* a, const T* b, T* y, const std::vector<int64_t>& shape,
+                const std::vector<std::vector<int64_t>>& strides) const {
+    switch (kind_) {
+      case Binary::kAdd: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p + q; }); break;
+      case Binary::kSub: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p - q; }); break;
+      case Binary::kMul: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p * q; }); break;
+      case Binary::kDiv: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p / q; }); break;
+      case Binary::kPow:
+        binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return static_cast<T>(std::pow(p, q)); });
+        break;
+      case Binary::kEqual: break;
+    }
+  }
+
+  template <class T>
+  void run_typed(OrtKernelContext* ctx, const Tensor& a, const Tensor& b, Tensor& y, const std::vector<int64_t>& shape,
+                 const std::vector<std::vector<int64_t>>& strides) const {
+    const T* ap = static_cast<const T*>(a.data);
+    const T* bp = static_cast<const T*>(b.data);
+    if (kind_ == Binary::kEqual) {
+      binary_loop(ctx, ap, bp, static_cast<bool*>(y.mutable_data), shape, strides, [](T p, T q) { return p == q; });
+      return;
+    }
+    if (kind_ == Binary::kDiv) {
+      for (int64_t i = 0; i < b.size; ++i) {
+        if (bp[i] == 0) fail(std::string("integer division by zero (divisor element ") + std::to_string(i) + ")");
+      }
+    }
+    // Wrapping arithmetic in unsigned types: int overflow is not undefined behaviour here.
+    using U = std::make_unsigned_t<T>;
+    T* yp = static_cast<T*>(y.mutable_data);
+    switch (kind_) {
+      case Binary::kAdd:
+        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) { return static_cast<T>(U(p) + U(q)); });
+        break;
+      case Binary::kSub:
+        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) { return static_cast<T>(U(p) - U(q)); });
+        break;
+      case Binary::kMul:
+        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) { return static_cast<T>(U(p) * U(q)); });
+        break;
+      case Binary::kDiv:  // ONNX integer Div truncates toward zero, as C++ does; min / -1 wraps
+        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) {
+          return (q == -1) ? static_cast<T>(U(0) - U(p)) : static_cast<T>(p / q);
+        });
+        break;
+      default: break;
+    }
+  }
+
+  Binary kind_;
+};
+
+template <Binary kKind>
+std::unique_ptr<Kernel> make_binary(const OrtKernelInfo* info) {
+  static const char* const kNames[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal"};
+  return std::make_unique<BinaryKernel>(info, kNames[static_cast<int>(kKind)], kKind);
+}
+
+// Clip(input, min?, max?) with optional scalar bounds (opset 13).
+class ClipKernel : public Kernel {
+ public:
+  explicit ClipKernel(const OrtKernelInfo* info) { oc_ = {"Clip", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    float lo = -INFINITY;
+    float hi = INFINITY;
+    read_bound(input(ctx, 1), x.type, "min", &lo);
+    read_bound(input(ctx, 2), x.type, "max", &hi);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    FloatIn xin(x);
+    FloatOut yout(y);
+    const float* xp = xin.data();
+    float* yp = yout.data();
+    const int64_t n = x.size;
+    const int64_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
+    auto task = [&](size_t c) {
+      const int64_t i0 = static_cast<int64_t>(c) * kParallelChunk;
+      const int64_t i1 = std::min(n, i0 + kParallelChunk);
+      for (int64_t i = i0; i < i1; ++i) yp[i] = std::isnan(xp[i]) ? xp[i] : std::fmin(hi, std::fmax(lo, xp[i]));
+    };
+    parallel_for(ctx, static_cast<size_t>(chunks), task);
+    yout.finish();
+  }
+
+ private:
+  void read_bound(const Tensor& t, ONNXTensorElementDataType type, const char* name, float* v) const {
+    if (!t.present() || t.data == nullptr) return;
+    if (t.size != 1) {
+      fail(std::string("input '") + name + "' must be a scalar, got shape " + shape_str(t.shape));
+    }
+    if (t.type != type) fail(std::string("input '") + name + "' must have the input's type " + type_name(type));
+    *v = t.type == kF32 ? *static_cast<const float*>(t.data) : f16_to_f32(*static_cast<const uint16_t*>(t.data));
+  }
+};
+
+// Where(condition, X, Y): elements moved as bytes of the element's width.
+class WhereKernel : public Kernel {
+ public:
+  explicit WhereKernel(const OrtKernelInfo* info) { oc_ = {"Where", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor c = input(ctx, 0);
+    const Tensor x = input(ctx, 1);
+    const Tensor yv = input(ctx, 2);
+    if (c.type != kBool) fail(std::string("condition must be bool, got ") + type_name(c.type));
+    if (x.type != yv.type) {
+      fail(std::string("X and Y have different types ") + std::string(type_name(x.type)) + " and " +
+           type_name(yv.type));
+    }
+    const std::vector<int64_t> shape = broadcast_shape({c.shape, x.shape, yv.shape});
+    const size_t es = element_size(x.type);
+    Tensor out = output(ctx, 0, shape);
+    if (out.size == 0) return;
+    const std::vector<std::vector<int64_t>> strides = {
+        broadcast_strides(c.shape, shape), broadcast_strides(x.shape, shape), broadcast_strides(yv.shape, shape)};
+    switch (es) {
+      case 1: run<uint8_t>(ctx, c, x, yv, out, shape, strides); break;
+      case 2: run<uint16_t>(ctx, c, x, yv, out, shape, strides); break;
+      case 4: run<uint32_t>(ctx, c, x, yv, out, shape, strides); break;
+      default: run<uint64_t>(ctx, c, x, yv, out, shape, strides); break;
+    }
+  }
+
+ private:
+  template <class E>
+  void run(OrtKernelContext* ctx, const Tensor& c, const Tensor& x, const Tensor& yv, Tensor& out,
+           const std::vector<int64_t>& shape, const std::vector<std::vector<int64_t>>& strides) const {
+    const bool* cp = static_cast<const bool*>(c.data);
+    const E* xp = static_cast<const E*>(x.data);
+    const E* yp = static_cast<const E*>(yv.data);
+    E* op = static_cast<E*>(out.mutable_data);
+    for_each_broadcast_row(ctx, shape, strides, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+      for (int64_t i = 0; i < n; ++i) {
+        op[o + i] = cp[off[0] + i * st[0]] ? xp[off[1] + i * st[1]] : yp[off[2] + i * st[2]];
+      }
+    });
+  }
+};
+
+}  // namespace
+
+std::vector<KernelDef> elementwise_kernels() {
+  const TypeList f = float_types();
+  const TypeList num = numeric_types();
+  std::vector<KernelDef> rows = {
+      {"", "Relu", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kRelu>},
+      {"", "Sigmoid", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kSigmoid>},
+      {"", "HardSigmoid", 6, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kHardSigmoid>},
+      {"", "HardSwish", 14, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kHardSwish>},
+      {"", "Erf", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kErf>},
+      {"", "Tanh", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kTanh>},
+      {"", "Sqrt", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kSqrt>},
+      {"", "Gelu", 20, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kGelu>},
+      {"", "Add", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kAdd>},
+      {"", "Sub", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kSub>},
+      {"", "Mul", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kMul>},
+      {"", "Div", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kDiv>},
+      {"", "Pow", 13, kLatestOpset, {{"T", f}, {"T1", f}}, {}, {}, make_binary<Binary::kPow>},
+      {"", "Equal", 13, kLatestOpset, {{"T", {kF32, kF16, kI64, kI32, kBool}}, {"T1", {kBool}}}, {}, {},
+       make_binary<Binary::kEqual>},
+      {"", "Clip", 13, kLatestOpset, {{"T", f}}, {}, {}, make_kernel<ClipKernel>},
+      {"", "Where", 9, kLatestOpset, {{"B", {kBool}}, {"T", data_types()}}, {}, {}, make_kernel<WhereKernel>},
+  };
+  return rows;
+}
+
+}  // namespace cpu_onnx
+}  // namespace fp8ort

@@ -1,0 +1,302 @@
+// Data movement ONNX ops on the CPU device: Transpose, Expand, Slice (strided copies), Concat, Gather. Elements
+// move as bytes of their width, so FP8, bool and integer tensors go through the same code.
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/onnx/common.h"
+
+namespace fp8ort {
+namespace cpu_onnx {
+namespace {
+
+constexpr int64_t kGrainBytes = 1 << 16;  // bytes copied per thread-pool task, at least
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+template <class E>
+void strided_copy_typed(OrtKernelContext* ctx, const E* src, E* dst, const std::vector<int64_t>& out_shape,
+                        const std::vector<int64_t>& src_strides) {
+  for_each_broadcast_row(ctx, out_shape, {src_strides},
+                         [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+                           const E* s = src + off[0];
+                           E* y = dst + o;
+                           if (st[0] == 1) {
+                             std::memcpy(y, s, static_cast<size_t>(n) * sizeof(E));
+                           } else {
+                             for (int64_t i = 0; i < n; ++i) y[i] = s[i * st[0]];
+                           }
+                         });
+}
+
+// dst[out index] = src[sum(index[d] * src_strides[d])] over out_shape (strides in elements, may be 0).
+void strided_copy(OrtKernelContext* ctx, const void* src, void* dst, size_t es, const std::vector<int64_t>& out_shape,
+                  const std::vector<int64_t>& src_strides) {
+  switch (es) {
+    case 1:
+      strided_copy_typed(ctx, static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), out_shape, src_strides);
+      break;
+    case 2:
+      strided_copy_typed(ctx, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), out_shape, src_strides);
+      break;
+    case 4:
+      strided_copy_typed(ctx, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), out_shape, src_strides);
+      break;
+    default:
+      strided_copy_typed(ctx, static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), out_shape, src_strides);
+      break;
+  }
+}
+
+class TransposeKernel : public Kernel {
+ public:
+  explicit TransposeKernel(const OrtKernelInfo* info) {
+    oc_ = {"Transpose", node_name(info)};
+    perm_ = attr_ints(info, "perm");
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const size_t rank = x.shape.size();
+    std::vector<int64_t> perm = perm_;
+    if (perm.empty()) {
+      for (size_t d = 0; d < rank; ++d) perm.push_back(static_cast<int64_t>(rank - 1 - d));
+    }
+    if (perm.size() != rank) {
+      fail(std::string("perm ") + shape_str(perm) + " has " + std::to_string(perm.size()) +
+           " entries but the input " + shape_str(x.shape) + " has rank " + std::to_string(rank));
+    }
+    std::vector<bool> seen(rank, false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
+        fail(std::string("perm ") + shape_str(perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
+      }
+      seen[p] = true;
+    }
+    const size_t es = element_size(x.type);
+    const std::vector<int64_t> in_strides = contiguous_strides(x.shape);
+    std::vector<int64_t> shape(rank);
+    std::vector<int64_t> strides(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      shape[d] = x.shape[perm[d]];
+      strides[d] = in_strides[perm[d]];
+    }
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    strided_copy(ctx, x.data, y.mutable_data, es, shape, strides);
+  }
+
+ private:
+  std::vector<int64_t> perm_;
+};
+
+class ExpandKernel : public Kernel {
+ public:
+  explicit ExpandKernel(const OrtKernelInfo* info) { oc_ = {"Expand", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor s = input(ctx, 1);
+    if (s.shape.size() != 1) fail(std::string("'shape' must be 1-D, got shape ") + shape_str(s.shape));
+    const std::vector<int64_t> target = read_ints(s, "shape");
+    const std::vector<int64_t> shape = broadcast_shape({x.shape, target});
+    element_count(shape);
+    const size_t es = element_size(x.type);
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    strided_copy(ctx, x.data, y.mutable_data, es, shape, broadcast_strides(x.shape, shape));
+  }
+};
+
+// Slice (opset 13): starts/ends/axes/steps inputs, clamped per ONNX.
+class SliceKernel : public Kernel {
+ public:
+  explicit SliceKernel(const OrtKernelInfo* info) { oc_ = {"Slice", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const std::vector<int64_t> starts = read_ints(input(ctx, 1), "starts");
+    const std::vector<int64_t> ends = read_ints(input(ctx, 2), "ends");
+    if (starts.size() != ends.size()) {
+      fail(std::string("'starts' has ") + std::to_string(starts.size()) + " entries and 'ends' " +
+           std::to_string(ends.size()) + "; give one per sliced axis");
+    }
+    std::vector<int64_t> axes;
+    const Tensor a = input(ctx, 3);
+    if (a.present() && a.data != nullptr) {
+      axes = read_ints(a, "axes");
+    } else {
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    }
+    std::vector<int64_t> steps(starts.size(), 1);
+    const Tensor st = input(ctx, 4);
+    if (st.present() && st.data != nullptr) steps = read_ints(st, "steps");
+    if (axes.size() != starts.size() || steps.size() != starts.size()) {
+      fail(std::string("'axes' and 'steps' must have as many entries as 'starts' (") +
+           std::to_string(starts.size()) + ")");
+    }
+    std::vector<int64_t> begin(rank, 0);
+    std::vector<int64_t> step(rank, 1);
+    std::vector<int64_t> shape = x.shape;
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t d = normalize_axis(axes[i], rank, "axes entry");
+      if (seen[d]) fail(std::string("axes ") + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
+      seen[d] = true;
+      if (steps[i] == 0) fail("steps must not be 0");
+      const int64_t n = x.shape[d];
+      int64_t s = starts[i];
+      int64_t e = ends[i];
+      if (s < 0) s += n;  // cannot overflow: n >= 0
+      if (e < 0) e += n;
+      int64_t count = 0;
+      if (steps[i] > 0) {
+        s = std::min(std::max<int64_t>(s, 0), n);
+        e = std::min(std::max<int64_t>(e, 0), n);
+        count = e > s ? (e - s - 1) / steps[i] + 1 : 0;
+      } else {
+        s = std::min(std::max<int64_t>(s, 0), n - 1);
+        e = std::min(std::max<int64_t>(e, -1), n - 1);
+        count = s > e ? (s - e - 1) / (-steps[i]) + 1 : 0;
+      }
+      begin[d] = s;
+      step[d] = steps[i];
+      shape[d] = count;
+    }
+    const size_t es = element_size(x.type);
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    const std::vector<int64_t> in_strides = contiguous_strides(x.shape);
+    std::vector<int64_t> strides(rank);
+    int64_t base = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      strides[d] = in_strides[d] * step[d];
+      base += begin[d] * in_strides[d];
+    }
+    strided_copy(ctx, static_cast<const uint8_t*>(x.data) + base * static_cast<int64_t>(es), y.mutable_data, es,
+                 shape, strides);
+  }
+};
+
+class ConcatKernel : public Kernel {
+ public:
+  explicit ConcatKernel(const OrtKernelInfo* info) {
+    oc_ = {"Concat", node_name(info)};
+    if (!has_attr(info, "axis")) fail("attribute 'axis' is required");
+    axis_ = attr_int(info, "axis", 0);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    size_t count = 0;
+    check(g_ort->KernelContext_GetInputCount(ctx, &count), "KernelContext_GetInputCount");
+    std::vector<Tensor> xs;
+    for (size_t i = 0; i < count; ++i) xs.push_back(input(ctx, i));
+    if (xs.empty()) fail("needs at least one input");
+    const int64_t rank = static_cast<int64_t>(xs[0].shape.size());
+    const int64_t axis = normalize_axis(axis_, rank);
+    std::vector<int64_t> shape = xs[0].shape;
+    shape[axis] = 0;
+    for (const Tensor& t : xs) {
+      bool ok = t.type == xs[0].type && static_cast<int64_t>(t.shape.size()) == rank;
+      for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || t.shape[d] == xs[0].shape[d];
+      if (!ok) {
+        fail(std::string("input ") + shape_str(t.shape) + " (" + type_name(t.type) + ") does not match " +
+             shape_str(xs[0].shape) + " (" + type_name(xs[0].type) + ") outside axis " + std::to_string(axis));
+      }
+      shape[axis] += t.shape[axis];
+    }
+    const size_t es = element_size(xs[0].type);
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+    int64_t inner = 1;
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
+    const int64_t out_row = shape[axis] * inner * static_cast<int64_t>(es);
+    uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
+    int64_t col = 0;
+    for (const Tensor& t : xs) {
+      const int64_t row = t.shape[axis] * inner * static_cast<int64_t>(es);
+      const uint8_t* xp = static_cast<const uint8_t*>(t.data);
+      if (row > 0) {
+        for (int64_t o = 0; o < outer; ++o) std::memcpy(yp + o * out_row + col, xp + o * row, static_cast<size_t>(row));
+      }
+      col += row;
+    }
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+class GatherKernel : public Kernel {
+ public:
+  explicit GatherKernel(const OrtKernelInfo* info) {
+    oc_ = {"Gather", node_name(info)};
+    axis_ = attr_int(info, "axis", 0);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor idx = input(ctx, 1);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (rank == 0) fail("data must have rank >= 1");
+    const int64_t axis = normalize_axis(axis_, rank);
+    std::vector<int64_t> indices = read_ints(idx, "indices");
+    const int64_t n = x.shape[axis];
+    for (int64_t& i : indices) {
+      if (i < -n || i >= n) {
+        fail(std::string("index ") + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+             " of size " + std::to_string(n) + "; indices must lie in [" + std::to_string(-n) + ", " +
+             std::to_string(n) + ")");
+      }
+      if (i < 0) i += n;
+    }
+    std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + axis);
+    shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+    shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
+    const size_t es = element_size(x.type);
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    int64_t inner = 1;
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    const size_t block = static_cast<size_t>(inner) * es;
+    const uint8_t* xp = static_cast<const uint8_t*>(x.data);
+    uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
+    const int64_t m = static_cast<int64_t>(indices.size());
+    auto task = [&](size_t o) {
+      const uint8_t* src = xp + static_cast<int64_t>(o) * n * static_cast<int64_t>(block);
+      uint8_t* dst = yp + static_cast<int64_t>(o) * m * static_cast<int64_t>(block);
+      for (int64_t j = 0; j < m; ++j) std::memcpy(dst + j * block, src + indices[j] * block, block);
+    };
+    parallel_ranges(ctx, outer, std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(1, m * static_cast<int64_t>(block))),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t o = b; o < e; ++o) task(static_cast<size_t>(o));
+                    });
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+}  // namespace
+
+std::vector<KernelDef> movement_kernels() {
+  const TypeList d = data_types();
+  return {
+      {"", "Transpose", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<TransposeKernel>},
+      {"", "Expand", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<ExpandKernel>},
+      {"", "Slice", 13, kLatestOpset, {{"T", d}, {"Tind", index_types()}}, {}, {}, make_kernel<SliceKernel>},
+      {"", "Concat", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<ConcatKernel>},
+      {"", "Gather", 13, kLatestOpset, {{"T", d}, {"Tind", index_types()}}, {}, {}, make_kernel<GatherKernel>},
+  };
+}
+
+}  // namespace cpu_onnx
+}  // namespace fp8ort

@@ -1,0 +1,346 @@
+// Shape-changing ONNX ops that keep the data as it is (Reshape, Flatten, Squeeze, Unsqueeze, Identity), the shape
+// producers (Shape, ConstantOfShape) and Cast, on the CPU device.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cpu/onnx/common.h"
+#include "ops/op_common.h"
+
+namespace fp8ort {
+namespace cpu_onnx {
+namespace {
+
+// Copies the input's bytes into an output of `shape` (same element count).
+void copy_to_output(OrtKernelContext* ctx, const Tensor& x, const std::vector<int64_t>& shape) {
+  const size_t es = element_size(x.type);
+  Tensor y = output(ctx, 0, shape);
+  if (x.size > 0 && y.mutable_data != x.data) std::memcpy(y.mutable_data, x.data, static_cast<size_t>(x.size) * es);
+}
+
+class ReshapeKernel : public Kernel {
+ public:
+  explicit ReshapeKernel(const OrtKernelInfo* info) {
+    oc_ = {"Reshape", node_name(info)};
+    allow_zero_ = attr_int(info, "allowzero", 0) != 0;
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor s = input(ctx, 1);
+    if (s.shape.size() != 1) fail(std::string("'shape' must be 1-D, got shape ") + shape_str(s.shape));
+    std::vector<int64_t> shape = read_ints(s, "shape");
+    int64_t infer = -1;
+    int64_t known = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 0 && !allow_zero_) {
+        if (d >= x.shape.size()) {
+          fail(std::string("shape ") + shape_str(shape) + " copies dimension " + std::to_string(d) +
+               " (0) but the input " + shape_str(x.shape) + " has rank " + std::to_string(x.shape.size()));
+        }
+        shape[d] = x.shape[d];
+      }
+      if (shape[d] == -1) {
+        if (infer >= 0) fail(std::string("shape ") + shape_str(shape) + " has more than one -1; use at most one");
+        infer = static_cast<int64_t>(d);
+        continue;
+      }
+      if (shape[d] < 0) fail(std::string("shape ") + shape_str(shape) + " has a negative dimension other than -1");
+      known = element_count({known, shape[d]});
+    }
+    if (infer >= 0) {
+      if (known == 0 || x.size % known != 0) {
+        fail(std::string("cannot infer the -1 in shape ") + shape_str(shape) + " from input shape " +
+             shape_str(x.shape));
+      }
+      shape[infer] = x.size / known;
+    }
+    if (element_count(shape) != x.size) {
+      fail(std::string("cannot reshape ") + shape_str(x.shape) + " (" + std::to_string(x.size) + " elements) to " +
+           shape_str(shape) + "; the element counts must match");
+    }
+    copy_to_output(ctx, x, shape);
+  }
+
+ private:
+  bool allow_zero_ = false;
+};
+
+class FlattenKernel : public Kernel {
+ public:
+  explicit FlattenKernel(const OrtKernelInfo* info) {
+    oc_ = {"Flatten", node_name(info)};
+    axis_ = attr_int(info, "axis", 1);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    // Flatten's axis may equal the rank: [-rank, rank].
+    if (axis_ < -rank || axis_ > rank) {
+      fail(std::string("axis ") + std::to_string(axis_) + " is out of range for a rank-" + std::to_string(rank) +
+           " input; use a value in [" + std::to_string(-rank) + ", " + std::to_string(rank) + "]");
+    }
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    int64_t inner = 1;
+    for (int64_t d = axis; d < rank; ++d) inner *= x.shape[d];
+    copy_to_output(ctx, x, {outer, inner});
+  }
+
+ private:
+  int64_t axis_ = 1;
+};
+
+class SqueezeKernel : public Kernel {
+ public:
+  explicit SqueezeKernel(const OrtKernelInfo* info) { oc_ = {"Squeeze", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor a = input(ctx, 1);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    std::vector<bool> drop(x.shape.size(), false);
+    if (a.present() && a.data != nullptr) {
+      for (int64_t axis : read_ints(a, "axes")) {
+        const int64_t d = normalize_axis(axis, rank, "axes entry");
+        if (x.shape[d] != 1) {
+          fail(std::string("cannot squeeze dimension ") + std::to_string(d) + " of shape " + shape_str(x.shape) +
+               ": its size is not 1");
+        }
+        drop[d] = true;
+      }
+    } else {
+      for (int64_t d = 0; d < rank; ++d) drop[d] = x.shape[d] == 1;
+    }
+    std::vector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!drop[d]) shape.push_back(x.shape[d]);
+    }
+    copy_to_output(ctx, x, shape);
+  }
+};
+
+class UnsqueezeKernel : public Kernel {
+ public:
+  explicit UnsqueezeKernel(const OrtKernelInfo* info) { oc_ = {"Unsqueeze", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor a = input(ctx, 1);
+    if (!a.present() || a.data == nullptr) fail("input 'axes' is required from opset 13");
+    const std::vector<int64_t> axes = read_ints(a, "axes");
+    const int64_t out_rank = static_cast<int64_t>(x.shape.size() + axes.size());
+    std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+    for (int64_t axis : axes) {
+      const int64_t d = normalize_axis(axis, out_rank, "axes entry");
+      if (inserted[d]) fail(std::string("axes ") + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
+      inserted[d] = true;
+    }
+    std::vector<int64_t> shape;
+    size_t next = 0;
+    for (int64_t d = 0; d < out_rank; ++d) shape.push_back(inserted[d] ? 1 : x.shape[next++]);
+    copy_to_output(ctx, x, shape);
+  }
+};
+
+class IdentityKernel : public Kernel {
+ public:
+  explicit IdentityKernel(const OrtKernelInfo* info) { oc_ = {"Identity", node_name(info)}; }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    copy_to_output(ctx, x, x.shape);
+  }
+};
+
+// Shape(data) with the start/end attributes of opset 15 (clamped per ONNX).
+class ShapeKernel : public Kernel {
+ public:
+  explicit ShapeKernel(const OrtKernelInfo* info) {
+    oc_ = {"Shape", node_name(info)};
+    start_ = attr_int(info, "start", 0);
+    end_ = attr_int(info, "end", std::numeric_limits<int64_t>::max());
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    auto clamp = [rank](int64_t v) {
+      if (v < 0) v += rank;
+      return std::min(std::max<int64_t>(v, 0), rank);
+    };
+    const int64_t s = clamp(start_);
+    const int64_t e = std::max(s, clamp(end_));
+    Tensor y = output(ctx, 0, {e - s});
+    int64_t* yp = static_cast<int64_t*>(y.mutable_data);
+    for (int64_t d = s; d < e; ++d) yp[d - s] = x.shape[d];
+  }
+
+ private:
+  int64_t start_ = 0;
+  int64_t end_ = 0;
+};
+
+class ConstantOfShapeKernel : public Kernel {
+ public:
+  explicit ConstantOfShapeKernel(const OrtKernelInfo* info) {
+    oc_ = {"ConstantOfShape", node_name(info)};
+    value_.assign(sizeof(float), 0);  // default: float32 0
+    OrtAllocator* alloc = nullptr;
+    check(g_ort->GetAllocatorWithDefaultOptions(&alloc), "GetAllocatorWithDefaultOptions");
+    OrtValue* v = nullptr;
+    OrtStatus* st = g_ort->KernelInfoGetAttribute_tensor(info, "value", alloc, &v);
+    if (st != nullptr) {  // no value attribute
+      g_ort->ReleaseStatus(st);
+      return;
+    }
+    Tensor t;
+    try {
+      t = describe(v);
+    } catch (...) {
+      g_ort->ReleaseValue(v);
+      throw;
+    }
+    if (t.size != 1) {
+      g_ort->ReleaseValue(v);
+      fail(std::string("attribute 'value' must hold one element, got shape ") + shape_str(t.shape));
+    }
+    type_ = t.type;
+    size_t es = 0;
+    try {
+      es = element_size(t.type);
+    } catch (...) {
+      g_ort->ReleaseValue(v);
+      throw;
+    }
+    value_.assign(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + es);
+    g_ort->ReleaseValue(v);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor s = input(ctx, 0);
+    if (s.shape.size() != 1) fail(std::string("input must be a 1-D int64 shape, got shape ") + shape_str(s.shape));
+    const std::vector<int64_t> shape = read_ints(s, "input");
+    element_count(shape);
+    Tensor y = output(ctx, 0, shape);
+    if (y.type != type_) fail("output type differs from the 'value' attribute's type");
+    uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
+    const size_t es = value_.size();
+    for (int64_t i = 0; i < y.size; ++i) std::memcpy(yp + i * es, value_.data(), es);
+  }
+
+ private:
+  ONNXTensorElementDataType type_ = kF32;
+  std::vector<uint8_t> value_;
+};
+
+// Cast(input) to `to`; FP8 targets honour `saturate` (opset 19). Values go through double.
+class CastKernel : public Kernel {
+ public:
+  explicit CastKernel(const OrtKernelInfo* info) {
+    oc_ = {"Cast", node_name(info)};
+    to_ = static_cast<ONNXTensorElementDataType>(attr_int(info, "to", 0));
+    saturate_ = attr_int(info, "saturate", 1) != 0;
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    Tensor y = output(ctx, 0, x.shape);
+    if (y.type != to_) fail("the output's type does not match attribute 'to'");
+    if (x.type == y.type) {
+      copy_to_output(ctx, x, x.shape);
+      return;
+    }
+    element_size(x.type);
+    element_size(y.type);
+    for (int64_t i = 0; i < x.size; ++i) store(y, i, load(x, i));
+  }
+
+ private:
+  static double load(const Tensor& t, int64_t i) {
+    switch (t.type) {
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return static_cast<const float*>(t.data)[i];
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return static_cast<const double*>(t.data)[i];
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return static_cast<double>(static_cast<const int64_t*>(t.data)[i]);
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return static_cast<const int32_t*>(t.data)[i];
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return static_cast<const int8_t*>(t.data)[i];
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return static_cast<const uint8_t*>(t.data)[i];
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return static_cast<const bool*>(t.data)[i] ? 1.0 : 0.0;
+      default: return load_float(t.data, t.type, i);  // float16, bfloat16, FP8
+    }
+  }
+
+  template <class I>
+  static I to_int(double v) {  // truncation toward zero, saturated so the conversion is defined
+    if (std::isnan(v)) return 0;
+    const double lo = static_cast<double>(std::numeric_limits<I>::min());
+    const double hi = static_cast<double>(std::numeric_limits<I>::max());
+    if (v <= lo) return std::numeric_limits<I>::min();
+    if (v >= hi) return std::numeric_limits<I>::max();
+    return static_cast<I>(v);
+  }
+
+  void store(Tensor& t, int64_t i, double v) const {
+    switch (t.type) {
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: static_cast<float*>(t.mutable_data)[i] = static_cast<float>(v); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: static_cast<double*>(t.mutable_data)[i] = v; break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+        static_cast<uint16_t*>(t.mutable_data)[i] = f32_to_f16(static_cast<float>(v));
+        break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16:
+        static_cast<uint16_t*>(t.mutable_data)[i] = f32_to_bf16(static_cast<float>(v));
+        break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: static_cast<int64_t*>(t.mutable_data)[i] = to_int<int64_t>(v); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: static_cast<int32_t*>(t.mutable_data)[i] = to_int<int32_t>(v); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: static_cast<int8_t*>(t.mutable_data)[i] = to_int<int8_t>(v); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: static_cast<uint8_t*>(t.mutable_data)[i] = to_int<uint8_t>(v); break;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: static_cast<bool*>(t.mutable_data)[i] = v != 0.0; break;
+      default:  // FP8 (element_size checked the type)
+        static_cast<uint8_t*>(t.mutable_data)[i] =
+            encode_fp8(static_cast<float>(v), fp8_format_of(t.type), saturate_);
+        break;
+    }
+  }
+
+  ONNXTensorElementDataType to_;
+  bool saturate_ = true;
+};
+
+TypeList cast_types(bool with_fp8) {
+  TypeList t = {kF32, kF16, kI64, kI32, kBool, kU8, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8,
+                ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16};
+  if (with_fp8) {
+    for (auto f : {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ,
+                   ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ}) {
+      t.push_back(f);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<KernelDef> shape_kernels() {
+  const TypeList d = data_types();
+  const TypeList c18 = cast_types(false);
+  const TypeList c19 = cast_types(true);
+  return {
+      {"", "Reshape", 13, 13, {{"T", d}}, {}, {}, make_kernel<ReshapeKernel>},
+      {"", "Reshape", 14, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<ReshapeKernel>},  // allowzero
+      {"", "Flatten", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<FlattenKernel>},
+      {"", "Squeeze", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<SqueezeKernel>},
+      {"", "Unsqueeze", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<UnsqueezeKernel>},
+      {"", "Identity", 13, 13, {{"T", d}}, {}, {}, make_kernel<IdentityKernel>},
+      {"", "Identity", 14, kLatestOpset, {{"V", d}}, {}, {}, make_kernel<IdentityKernel>},  // constraint renamed
+      {"", "Shape", 13, 14, {{"T", d}, {"T1", {kI64}}}, {}, {}, make_kernel<ShapeKernel>},
+      {"", "Shape", 15, kLatestOpset, {{"T", d}, {"T1", {kI64}}}, {}, {}, make_kernel<ShapeKernel>},  // start/end
+      {"", "ConstantOfShape", 9, kLatestOpset, {{"T1", {kI64}}, {"T2", d}}, {}, {}, make_kernel<ConstantOfShapeKernel>},
+      {"", "Cast", 13, 18, {{"T1", c18}, {"T2", c18}}, {}, {}, make_kernel<CastKernel>},
+      {"", "Cast", 19, kLatestOpset, {{"T1", c19}, {"T2", c19}}, {}, {}, make_kernel<CastKernel>},  // saturate
+  };
+}
+
+}  // namespace cpu_onnx
+}  // namespace fp8ort
