@@ -40,55 +40,19 @@ class TransposeKernel : public Kernel {
     if (x.size == 0) return;
     void* stream = compute_stream(ctx);
 
-    // Coalesce: drop size-1 dims, then merge output-adjacent dims that are also input-adjacent.
-    std::vector<int64_t> kept;  // input axes with dim > 1, in output order
-    for (int64_t p : perm) {
-      if (x.shape[p] != 1) kept.push_back(p);
+    const TransposePlan plan = plan_transpose(x.shape, perm);
+    switch (plan.kind) {
+      case TransposePlan::kCopy:
+        check_gpu(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, stream), "fp8ort_onnx_copy");
+        return;
+      case TransposePlan::kTiles:
+        check_gpu(fp8ort_onnx_transpose_2d(x.data, y.mutable_data, elem, plan.batch, plan.rows, plan.cols, stream),
+                  "fp8ort_onnx_transpose_2d");
+        return;
+      default:
+        check_gpu(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &plan.walk, stream), "fp8ort_onnx_strided_copy");
+        return;
     }
-    std::vector<std::vector<int64_t>> groups;  // runs of consecutive input axes, in output order
-    for (int64_t p : kept) {
-      if (!groups.empty() && groups.back().back() + 1 == p) {
-        groups.back().push_back(p);
-      } else {
-        groups.push_back({p});
-      }
-    }
-    // Groups in input order give the coalesced input shape; their output order gives the coalesced perm.
-    std::vector<size_t> by_input(groups.size());
-    std::iota(by_input.begin(), by_input.end(), 0);
-    std::sort(by_input.begin(), by_input.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
-    const size_t r = groups.size();
-    std::vector<int64_t> in_dims(r), cperm(r);
-    for (size_t k = 0; k < r; ++k) {
-      int64_t d = 1;
-      for (int64_t axis : groups[by_input[k]]) d *= x.shape[axis];
-      in_dims[k] = d;
-      cperm[by_input[k]] = static_cast<int64_t>(k);
-    }
-    if (r <= 1) {  // the identity permutation after coalescing
-      check_gpu(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, stream), "fp8ort_onnx_copy");
-      return;
-    }
-    if (r == 2) {  // [R, C] -> [C, R]
-      check_gpu(fp8ort_onnx_transpose_2d(x.data, y.mutable_data, elem, 1, in_dims[0], in_dims[1], stream),
-                "fp8ort_onnx_transpose_2d");
-      return;
-    }
-    if (r == 3 && cperm[0] == 0 && cperm[1] == 2 && cperm[2] == 1) {  // [B, R, C] -> [B, C, R]: NCHW <-> NHWC
-      check_gpu(fp8ort_onnx_transpose_2d(x.data, y.mutable_data, elem, in_dims[0], in_dims[1], in_dims[2], stream),
-                "fp8ort_onnx_transpose_2d");
-      return;
-    }
-    const std::vector<int64_t> in_strides = contiguous_strides(in_dims);
-    Walk w;
-    w.offsets = {0};
-    w.strides.resize(1);
-    for (size_t k = 0; k < r; ++k) {
-      w.dims.push_back(in_dims[cperm[k]]);
-      w.strides[0].push_back(in_strides[cperm[k]]);
-    }
-    const fp8ort_nd nd = to_device_walk(w);
-    check_gpu(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &nd, stream), "fp8ort_onnx_strided_copy");
   }
 
  private:

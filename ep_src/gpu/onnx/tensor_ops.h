@@ -64,5 +64,15 @@ Walk broadcast_walk(const std::vector<int64_t>& out, const std::vector<const std
 // Drops size-1 dims and merges neighbours that every operand walks contiguously; then checks the rank limit.
 fp8ort_nd to_device_walk(Walk walk);
 
+// How a Transpose runs once size-1 dims are dropped and input-adjacent runs merged: a plain copy, the tiled
+// batched 2-D transpose ([B, R, C] -> [B, C, R], which NCHW <-> NHWC become), or a strided copy.
+struct TransposePlan {
+  enum Kind { kCopy, kTiles, kStrided } kind = kCopy;
+  int64_t batch = 1, rows = 1, cols = 1;  // kTiles
+  fp8ort_nd walk{};                       // kStrided
+};
+// perm must be a valid permutation of shape's axes.
+TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm);
+
 }  // namespace gpu_onnx
 }  // namespace fp8ort

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <limits>
 #include <string>
 
@@ -181,6 +183,66 @@ fp8ort_nd to_device_walk(Walk w) {
   }
   for (size_t o = 0; o < k; ++o) nd.offsets[o] = c.offsets[o];
   return nd;
+}
+
+TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm) {
+  // Size-1 axes move nothing: drop them, numbering the remaining input axes 0, 1, ... (so that runs stay visible).
+  std::vector<int64_t> compact(shape.size(), -1), dims;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a] == 1) continue;
+    compact[a] = static_cast<int64_t>(dims.size());
+    dims.push_back(shape[a]);
+  }
+  std::vector<int64_t> kept;  // compact input axes, in output order
+  for (int64_t p : perm) {
+    if (compact[p] >= 0) kept.push_back(compact[p]);
+  }
+  std::vector<std::vector<int64_t>> groups;  // runs of consecutive input axes, in output order
+  for (int64_t p : kept) {
+    if (!groups.empty() && groups.back().back() + 1 == p) {
+      groups.back().push_back(p);
+    } else {
+      groups.push_back({p});
+    }
+  }
+  // Groups in input order give the coalesced input shape; their output order gives the coalesced perm.
+  std::vector<size_t> by_input(groups.size());
+  std::iota(by_input.begin(), by_input.end(), 0);
+  std::sort(by_input.begin(), by_input.end(), [&](size_t a, size_t b) { return groups[a][0] < groups[b][0]; });
+  const size_t r = groups.size();
+  std::vector<int64_t> in_dims(r), cperm(r);
+  for (size_t k = 0; k < r; ++k) {
+    int64_t d = 1;
+    for (int64_t axis : groups[by_input[k]]) d *= dims[axis];
+    in_dims[k] = d;
+    cperm[by_input[k]] = static_cast<int64_t>(k);
+  }
+  TransposePlan plan;
+  if (r <= 1) return plan;  // the identity permutation after coalescing
+  if (r == 2) {             // [R, C] -> [C, R]
+    plan.kind = TransposePlan::kTiles;
+    plan.rows = in_dims[0];
+    plan.cols = in_dims[1];
+    return plan;
+  }
+  if (r == 3 && cperm[0] == 0 && cperm[1] == 2 && cperm[2] == 1) {  // [B, R, C] -> [B, C, R]
+    plan.kind = TransposePlan::kTiles;
+    plan.batch = in_dims[0];
+    plan.rows = in_dims[1];
+    plan.cols = in_dims[2];
+    return plan;
+  }
+  const std::vector<int64_t> in_strides = contiguous_strides(in_dims);
+  Walk w;
+  w.offsets = {0};
+  w.strides.resize(1);
+  for (size_t k = 0; k < r; ++k) {
+    w.dims.push_back(in_dims[cperm[k]]);
+    w.strides[0].push_back(in_strides[cperm[k]]);
+  }
+  plan.kind = TransposePlan::kStrided;
+  plan.walk = to_device_walk(w);
+  return plan;
 }
 
 }  // namespace gpu_onnx
