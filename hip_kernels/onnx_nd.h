@@ -39,10 +39,11 @@ inline fp8ort_status check_nd(const fp8ort_nd* nd, const char* op, int64_t* coun
 }
 
 // True when the element count and every partial offset sum of operands [0, operands) stay below 2^31, so the walk
-// may run in int32 arithmetic.
+// may run in int32 arithmetic. The count keeps a grid's stride of headroom: the grid-stride loop's last increment
+// must not overflow.
 inline bool fits_int32(const fp8ort_nd& nd, int operands, int64_t count) {
     constexpr int64_t kLimit = int64_t{1} << 31;
-    if (count >= kLimit) return false;
+    if (count >= kLimit - kMaxBlocks * kThreads) return false;
     for (int k = 0; k < operands; ++k) {
         int64_t reach = nd.offsets[k] < 0 ? -nd.offsets[k] : nd.offsets[k];
         for (int d = 0; d < nd.rank; ++d) {
