@@ -1,9 +1,102 @@
+// The GPU device's elementwise and data-movement ONNX kernels, one row per op and range of op versions with the
+// same semantics (models of opsets 13 to 21; versions listed with onnx.defs.get_schema). Rows end before a newer
+// op version this table has not been checked against.
 #include "gpu/onnx/tables.h"
+#include "gpu/onnx/tensor_ops.h"
 
 namespace fp8ort {
 
+namespace {
+
+using gpu_onnx::create_binary;
+using gpu_onnx::create_unary;
+
+constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr ONNXTensorElementDataType kF16 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+constexpr ONNXTensorElementDataType kI64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+constexpr ONNXTensorElementDataType kI32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+constexpr ONNXTensorElementDataType kBool = ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+constexpr ONNXTensorElementDataType kU8 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+
+std::vector<ONNXTensorElementDataType> math_types() { return {kF32, kF16}; }
+std::vector<ONNXTensorElementDataType> cast_types() { return {kF32, kF16, kI64, kI32, kBool, kU8}; }
+std::vector<ONNXTensorElementDataType> index_types() { return {kI32, kI64}; }
+// Every fixed-size type the data-movement kernels move (they copy 1-, 2-, 4- or 8-byte elements), FP8 included.
+std::vector<ONNXTensorElementDataType> movable_types() {
+  return {kF32,
+          kF16,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE,
+          kI64,
+          kI32,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8,
+          kU8,
+          kBool,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ};
+}
+
+KernelDef unary(const char* op, int since, int end, KernelFactory create) {
+  return {"", op, since, end, {{"T", math_types()}}, {}, {}, create};
+}
+KernelDef binary(const char* op, int since, int end, KernelFactory create) {
+  return {"", op, since, end, {{"T", math_types()}}, {}, {}, create};
+}
+KernelDef compare(const char* op, int since, int end, KernelFactory create) {
+  return {"", op, since, end, {{"T", math_types()}, {"T1", {kBool}}}, {}, {}, create};
+}
+KernelDef movement(const char* op, int since, int end, std::vector<int> cpu_inputs, KernelFactory create) {
+  return {"", op, since, end, {{"T", movable_types()}}, std::move(cpu_inputs), {}, create};
+}
+
+}  // namespace
+
 const std::vector<KernelDef>& gpu_tensor_kernels() {
-  static const std::vector<KernelDef> table = {};
+  static const std::vector<KernelDef> table = {
+      // unary math (versions 13+ differ from 6 only in types; Relu 14 adds integer types)
+      unary("Relu", 13, kLatestOpset, create_unary<FP8ORT_UNARY_RELU>),
+      unary("Sigmoid", 13, kLatestOpset, create_unary<FP8ORT_UNARY_SIGMOID>),
+      unary("Tanh", 13, kLatestOpset, create_unary<FP8ORT_UNARY_TANH>),
+      unary("Erf", 13, kLatestOpset, create_unary<FP8ORT_UNARY_ERF>),
+      unary("Sqrt", 13, kLatestOpset, create_unary<FP8ORT_UNARY_SQRT>),
+      unary("Exp", 13, kLatestOpset, create_unary<FP8ORT_UNARY_EXP>),
+      unary("Neg", 13, kLatestOpset, create_unary<FP8ORT_UNARY_NEG>),
+      unary("Abs", 13, kLatestOpset, create_unary<FP8ORT_UNARY_ABS>),
+      unary("Reciprocal", 13, kLatestOpset, create_unary<FP8ORT_UNARY_RECIPROCAL>),
+      unary("HardSigmoid", 6, 21, create_unary<FP8ORT_UNARY_HARD_SIGMOID>),  // 22 adds bfloat16
+      unary("HardSwish", 14, 21, create_unary<FP8ORT_UNARY_HARD_SWISH>),
+      unary("Gelu", 20, kLatestOpset, gpu_onnx::create_gelu),
+      {"", "Clip", 13, kLatestOpset, {{"T", math_types()}}, {1, 2}, {}, gpu_onnx::create_clip},
+      {"", "Cast", 13, 22, {{"T1", cast_types()}, {"T2", cast_types()}}, {}, {}, gpu_onnx::create_cast},
+      // broadcasting binary math and comparisons
+      binary("Add", 13, kLatestOpset, create_binary<FP8ORT_BINARY_ADD>),
+      binary("Sub", 13, kLatestOpset, create_binary<FP8ORT_BINARY_SUB>),
+      binary("Mul", 13, kLatestOpset, create_binary<FP8ORT_BINARY_MUL>),
+      binary("Div", 13, kLatestOpset, create_binary<FP8ORT_BINARY_DIV>),
+      {"", "Pow", 13, kLatestOpset, {{"T", math_types()}, {"T1", math_types()}}, {}, {}, create_binary<FP8ORT_BINARY_POW>},
+      compare("Equal", 13, kLatestOpset, create_binary<FP8ORT_BINARY_EQUAL>),
+      compare("Less", 13, kLatestOpset, create_binary<FP8ORT_BINARY_LESS>),
+      compare("Greater", 13, kLatestOpset, create_binary<FP8ORT_BINARY_GREATER>),
+      // Where 9 is what opsets 13-15 resolve to; 16 adds bfloat16
+      {"", "Where", 9, kLatestOpset, {{"B", {kBool}}, {"T", math_types()}}, {}, {}, gpu_onnx::create_where},
+      // data movement
+      movement("Transpose", 13, 22, {}, gpu_onnx::create_transpose),
+      movement("Reshape", 13, 22, {1}, gpu_onnx::create_reshape),  // 14 adds allowzero (default 0 = version 13)
+      movement("Flatten", 13, 22, {}, gpu_onnx::create_flatten),
+      movement("Squeeze", 13, 22, {1}, gpu_onnx::create_squeeze),
+      movement("Unsqueeze", 13, 22, {1}, gpu_onnx::create_unsqueeze),
+      {"", "Identity", 13, 22, {{"V", movable_types()}}, {}, {}, gpu_onnx::create_identity},
+      movement("Concat", 13, kLatestOpset, {}, gpu_onnx::create_concat),
+      {"", "Slice", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {1, 2, 3, 4}, {},
+       gpu_onnx::create_slice},
+      {"", "Gather", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {}, {}, gpu_onnx::create_gather},
+      movement("Expand", 13, kLatestOpset, {1}, gpu_onnx::create_expand),
+      {"", "Shape", 13, 22, {{"T", movable_types()}, {"T1", {kI64}}}, {}, {0}, gpu_onnx::create_shape},  // 15: start/end
+      // ConstantOfShape 9 is what opsets 13-19 resolve to; 20 and 21 add FP8 and 4-bit value types
+      {"", "ConstantOfShape", 9, 22, {{"T1", {kI64}}, {"T2", movable_types()}}, {0}, {}, gpu_onnx::create_constant_of_shape},
+  };
   return table;
 }
 

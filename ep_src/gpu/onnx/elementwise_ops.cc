@@ -1,0 +1,242 @@
+// Elementwise ONNX ops on the GPU device: unary math (incl. Clip with CPU-resident min/max and Gelu), broadcasting
+// binary math and comparisons, Where, Cast. float16 is computed in float32 and rounded once on the device.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "gpu/onnx/tensor_ops.h"
+#include "ops/fp8_numerics.h"
+
+namespace fp8ort {
+namespace gpu_onnx {
+namespace {
+
+bool is_math_type(ONNXTensorElementDataType t) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+}
+
+void require_math_type(const Tensor& t, const char* name) {
+  if (!is_math_type(t.type)) {
+    fail(std::string("input ") + name + " is " + type_name(t.type) + "; the GPU kernel takes float32 or float16",
+         ORT_NOT_IMPLEMENTED);
+  }
+}
+
+const char* unary_name(int op) {
+  switch (op) {
+    case FP8ORT_UNARY_RELU: return "Relu";
+    case FP8ORT_UNARY_SIGMOID: return "Sigmoid";
+    case FP8ORT_UNARY_TANH: return "Tanh";
+    case FP8ORT_UNARY_ERF: return "Erf";
+    case FP8ORT_UNARY_SQRT: return "Sqrt";
+    case FP8ORT_UNARY_EXP: return "Exp";
+    case FP8ORT_UNARY_NEG: return "Neg";
+    case FP8ORT_UNARY_ABS: return "Abs";
+    case FP8ORT_UNARY_RECIPROCAL: return "Reciprocal";
+    case FP8ORT_UNARY_HARD_SIGMOID: return "HardSigmoid";
+    case FP8ORT_UNARY_HARD_SWISH: return "HardSwish";
+    case FP8ORT_UNARY_CLIP: return "Clip";
+    default: return "Gelu";
+  }
+}
+
+const char* binary_name(int op) {
+  switch (op) {
+    case FP8ORT_BINARY_ADD: return "Add";
+    case FP8ORT_BINARY_SUB: return "Sub";
+    case FP8ORT_BINARY_MUL: return "Mul";
+    case FP8ORT_BINARY_DIV: return "Div";
+    case FP8ORT_BINARY_POW: return "Pow";
+    case FP8ORT_BINARY_EQUAL: return "Equal";
+    case FP8ORT_BINARY_LESS: return "Less";
+    default: return "Greater";
+  }
+}
+
+// y = op(x) with two float parameters (HardSigmoid's alpha/beta, Clip's bounds).
+class UnaryKernel : public Kernel {
+ public:
+  UnaryKernel(const OrtKernelInfo* info, fp8ort_unary_op op, float alpha, float beta) : op_(op), alpha_(alpha), beta_(beta) {
+    oc_ = {unary_name(op), node_name(info)};
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    require_math_type(x, "X");
+    float alpha = alpha_, beta = beta_;
+    if (op_ == FP8ORT_UNARY_CLIP) clip_bounds(ctx, x.type, &alpha, &beta);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    check_gpu(fp8ort_onnx_unary(op_, x.data, y.mutable_data, static_cast<int32_t>(x.type), x.size, alpha, beta,
+                                compute_stream(ctx)),
+              "fp8ort_onnx_unary");
+  }
+
+ private:
+  // Clip's min (input 1) and max (input 2): optional scalars of X's type in CPU memory.
+  static void clip_bounds(OrtKernelContext* ctx, ONNXTensorElementDataType type, float* lo, float* hi) {
+    *lo = -std::numeric_limits<float>::infinity();
+    *hi = std::numeric_limits<float>::infinity();
+    const char* names[2] = {"min", "max"};
+    float* dst[2] = {lo, hi};
+    for (int k = 0; k < 2; ++k) {
+      const Tensor t = input(ctx, static_cast<size_t>(k + 1));
+      if (!t.present()) continue;
+      if (t.type != type) {
+        fail(std::string("input ") + names[k] + " is " + type_name(t.type) + " but X is " + type_name(type) +
+             "; give min/max in X's type");
+      }
+      if (t.size != 1) fail(std::string("input ") + names[k] + " must be a scalar; got shape " + shape_str(t.shape));
+      *dst[k] = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? *static_cast<const float*>(t.data)
+                                                            : f16_to_f32(*static_cast<const uint16_t*>(t.data));
+    }
+  }
+
+  fp8ort_unary_op op_;
+  float alpha_, beta_;
+};
+
+class BinaryKernel : public Kernel {
+ public:
+  BinaryKernel(const OrtKernelInfo* info, fp8ort_binary_op op) : op_(op) { oc_ = {binary_name(op), node_name(info)}; }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor a = input(ctx, 0), b = input(ctx, 1);
+    require_math_type(a, "A");
+    require_math_type(b, "B");
+    if (op_ != FP8ORT_BINARY_POW && a.type != b.type) {
+      fail(std::string("inputs A and B differ in type (") + type_name(a.type) + ", " + type_name(b.type) +
+           "); cast one of them");
+    }
+    const std::vector<int64_t> out = broadcast_shapes({&a.shape, &b.shape});
+    Tensor y = output(ctx, 0, out);
+    if (element_count(out) == 0) return;
+    const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&a.shape, &b.shape}));
+    check_gpu(fp8ort_onnx_binary(op_, a.data, static_cast<int32_t>(a.type), b.data, static_cast<int32_t>(b.type),
+                                 y.mutable_data, &nd, compute_stream(ctx)),
+              "fp8ort_onnx_binary");
+  }
+
+ private:
+  fp8ort_binary_op op_;
+};
+
+class WhereKernel : public Kernel {
+ public:
+  explicit WhereKernel(const OrtKernelInfo* info) { oc_ = {"Where", node_name(info)}; }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor c = input(ctx, 0), x = input(ctx, 1), y = input(ctx, 2);
+    if (c.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL) fail(std::string("input condition must be bool; got ") + type_name(c.type));
+    if (x.type != y.type) {
+      fail(std::string("inputs X and Y differ in type (") + type_name(x.type) + ", " + type_name(y.type) + ")");
+    }
+    const int64_t elem = require_element_size(x, "X");
+    const std::vector<int64_t> out = broadcast_shapes({&c.shape, &x.shape, &y.shape});
+    Tensor z = output(ctx, 0, out);
+    if (element_count(out) == 0) return;
+    const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&c.shape, &x.shape, &y.shape}));
+    check_gpu(fp8ort_onnx_where(c.data, x.data, y.data, z.mutable_data, elem, &nd, compute_stream(ctx)),
+              "fp8ort_onnx_where");
+  }
+};
+
+bool is_cast_type(ONNXTensorElementDataType t) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return true;
+    default: return false;
+  }
+}
+
+class CastKernel : public Kernel {
+ public:
+  explicit CastKernel(const OrtKernelInfo* info) {
+    oc_ = {"Cast", node_name(info)};
+    to_ = static_cast<ONNXTensorElementDataType>(attr_int(info, "to", 0));
+    if (!is_cast_type(to_)) {
+      fail("attribute to = " + std::to_string(static_cast<int>(to_)) +
+               " is not float32/float16/int64/int32/bool/uint8, which the GPU Cast takes",
+           ORT_NOT_IMPLEMENTED);
+    }
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    if (!is_cast_type(x.type)) {
+      fail(std::string("input is ") + type_name(x.type) + "; the GPU Cast takes float32/float16/int64/int32/bool/uint8",
+           ORT_NOT_IMPLEMENTED);
+    }
+    Tensor y = output(ctx, 0, x.shape);
+    if (y.type != to_) {
+      fail(std::string("the output ORT allocated is ") + type_name(y.type) + " but attribute to asks for " + type_name(to_),
+           ORT_FAIL);
+    }
+    if (x.size == 0) return;
+    check_gpu(fp8ort_onnx_cast(x.data, static_cast<int32_t>(x.type), y.mutable_data, static_cast<int32_t>(to_), x.size,
+                               compute_stream(ctx)),
+              "fp8ort_onnx_cast");
+  }
+
+ private:
+  ONNXTensorElementDataType to_;
+};
+
+constexpr float kHardSigmoidAlpha = 0.2f;  // ONNX defaults
+constexpr float kHardSigmoidBeta = 0.5f;
+
+}  // namespace
+
+template <int Op>
+std::unique_ptr<Kernel> create_unary(const OrtKernelInfo* info) {
+  float alpha = 0.0f, beta = 0.0f;
+  if (Op == FP8ORT_UNARY_HARD_SIGMOID) {
+    alpha = attr_float(info, "alpha", kHardSigmoidAlpha);
+    beta = attr_float(info, "beta", kHardSigmoidBeta);
+  }
+  return std::make_unique<UnaryKernel>(info, static_cast<fp8ort_unary_op>(Op), alpha, beta);
+}
+
+template <int Op>
+std::unique_ptr<Kernel> create_binary(const OrtKernelInfo* info) {
+  return std::make_unique<BinaryKernel>(info, static_cast<fp8ort_binary_op>(Op));
+}
+
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_RELU>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_SIGMOID>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_TANH>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_ERF>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_SQRT>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_EXP>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_NEG>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_ABS>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_RECIPROCAL>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_HARD_SIGMOID>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_HARD_SWISH>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_ADD>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_SUB>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_MUL>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_DIV>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_POW>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_EQUAL>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_LESS>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_GREATER>(const OrtKernelInfo*);
+
+std::unique_ptr<Kernel> create_clip(const OrtKernelInfo* info) {
+  return std::make_unique<UnaryKernel>(info, FP8ORT_UNARY_CLIP, 0.0f, 0.0f);
+}
+
+std::unique_ptr<Kernel> create_gelu(const OrtKernelInfo* info) {
+  const std::string approximate = attr_string(info, "approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    fail("Gelu '" + node_name(info) + "': attribute approximate is '" + approximate + "'; use \"none\" or \"tanh\"");
+  }
+  return std::make_unique<UnaryKernel>(info, approximate == "tanh" ? FP8ORT_UNARY_GELU_TANH : FP8ORT_UNARY_GELU, 0.0f,
+                                       0.0f);
+}
+
+std::unique_ptr<Kernel> create_where(const OrtKernelInfo* info) { return std::make_unique<WhereKernel>(info); }
+std::unique_ptr<Kernel> create_cast(const OrtKernelInfo* info) { return std::make_unique<CastKernel>(info); }
+
+}  // namespace gpu_onnx
+}  // namespace fp8ort

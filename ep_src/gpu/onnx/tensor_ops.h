@@ -1,0 +1,78 @@
+// Host side of the GPU device's elementwise and data-movement ONNX kernels: the factories the table
+// (tensor_table.cc) lists, and the shape helpers they share (broadcasting, the N-d walk handed to the device,
+// axes, CPU-resident shape inputs). Device code: hip_kernels/onnx_elementwise.hip, hip_kernels/onnx_tensor.hip.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "onnx_kernels.h"
+#include "ort/kernel.h"
+
+namespace fp8ort {
+namespace gpu_onnx {
+
+// ---- factories (elementwise_ops.cc) ----
+template <int Op> std::unique_ptr<Kernel> create_unary(const OrtKernelInfo* info);   // Op: fp8ort_unary_op
+template <int Op> std::unique_ptr<Kernel> create_binary(const OrtKernelInfo* info);  // Op: fp8ort_binary_op
+std::unique_ptr<Kernel> create_gelu(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_clip(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_where(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_cast(const OrtKernelInfo* info);
+
+// ---- factories (tensor_ops.cc, tensor_shape_ops.cc) ----
+std::unique_ptr<Kernel> create_transpose(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reshape(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_flatten(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_squeeze(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_unsqueeze(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_identity(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_concat(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_slice(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gather(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_expand(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_shape(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_constant_of_shape(const OrtKernelInfo* info);
+
+// ---- helpers (tensor_util.cc); each throws OpError with the problem and the fix ----
+void* compute_stream(OrtKernelContext* ctx);
+// Throws the launcher's message when st is not FP8ORT_OK.
+void check_gpu(fp8ort_status st, const char* launcher);
+float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
+// Bytes per element of a fixed-size type; 0 for types the data-movement kernels do not move (string, 4-bit).
+int64_t element_size(ONNXTensorElementDataType t);
+// Element size of t, or an error naming the input when it has none the kernels move.
+int64_t require_element_size(const Tensor& t, const char* name);
+// axis in [-rank, rank) (or [-rank, rank] when `inclusive`) mapped to [0, rank).
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what, bool inclusive = false);
+// A CPU-resident int64 or int32 tensor (shape-like input) as int64 values.
+std::vector<int64_t> read_cpu_ints(const Tensor& t, const char* name);
+// Product of the dims, with an error on overflow or a negative dim.
+int64_t element_count(const std::vector<int64_t>& shape);
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
+// ONNX multidirectional broadcasting of the shapes; an error names the first mismatching dimension.
+std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes);
+
+// An N-d walk of any rank on the host: coalesced to at most FP8ORT_ONNX_MAX_RANK dims before it goes to the device.
+struct Walk {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;  // [operand][dim], elements
+  std::vector<int64_t> offsets;               // [operand]
+};
+// The walk over `out` reading each input with its broadcast strides (0 where it is broadcast).
+Walk broadcast_walk(const std::vector<int64_t>& out, const std::vector<const std::vector<int64_t>*>& inputs);
+// Drops size-1 dims and merges neighbours that every operand walks contiguously; then checks the rank limit.
+fp8ort_nd to_device_walk(Walk walk);
+
+// How a Transpose runs once size-1 dims are dropped and input-adjacent runs merged: a plain copy, the tiled
+// batched 2-D transpose ([B, R, C] -> [B, C, R], which NCHW <-> NHWC become), or a strided copy.
+struct TransposePlan {
+  enum Kind { kCopy, kTiles, kStrided } kind = kCopy;
+  int64_t batch = 1, rows = 1, cols = 1;  // kTiles
+  fp8ort_nd walk{};                       // kStrided
+};
+// perm must be a valid permutation of shape's axes.
+TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm);
+
+}  // namespace gpu_onnx
+}  // namespace fp8ort

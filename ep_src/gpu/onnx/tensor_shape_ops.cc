@@ -1,0 +1,216 @@
+// ONNX ops on the GPU device that change only the shape (Reshape, Flatten, Squeeze, Unsqueeze, Identity: one
+// device-to-device copy into ORT's separate output buffer), read only the shape (Shape, output in CPU memory), or
+// create a tensor from a shape (ConstantOfShape, shape in CPU memory).
+#include <cstring>
+#include <string>
+
+#include "gpu/onnx/tensor_ops.h"
+
+namespace fp8ort {
+namespace gpu_onnx {
+namespace {
+
+// The Reshape family: the output shape comes from the input's shape (and attributes / CPU-resident inputs).
+class CopyKernel : public Kernel {
+ public:
+  using ShapeFn = std::vector<int64_t> (*)(const CopyKernel& k, OrtKernelContext* ctx, const std::vector<int64_t>& in);
+  CopyKernel(const OrtKernelInfo* info, const char* op, ShapeFn fn) : fn_(fn) {
+    oc_ = {op, node_name(info)};
+    allowzero_ = attr_int(info, "allowzero", 0) != 0;
+    axis_ = attr_int(info, "axis", 1);
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t elem = require_element_size(x, "data");
+    const std::vector<int64_t> out = fn_(*this, ctx, x.shape);
+    if (element_count(out) != x.size) {
+      fail("output shape " + shape_str(out) + " holds " + std::to_string(element_count(out)) + " elements but the input " +
+           shape_str(x.shape) + " has " + std::to_string(x.size));
+    }
+    Tensor y = output(ctx, 0, out);
+    if (x.size == 0) return;
+    check_gpu(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, compute_stream(ctx)), "fp8ort_onnx_copy");
+  }
+  bool allowzero_ = false;
+  int64_t axis_ = 1;
+
+ private:
+  ShapeFn fn_;
+};
+
+std::vector<int64_t> reshape_shape(const CopyKernel& k, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
+  const Tensor shape_t = input(ctx, 1);
+  if (shape_t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("input shape must be int64; got ") + type_name(shape_t.type));
+  std::vector<int64_t> out = read_cpu_ints(shape_t, "shape");
+  int infer = -1;
+  bool has_zero = false;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer >= 0) fail("input shape " + shape_str(out) + " has more than one -1; infer at most one dimension");
+      infer = static_cast<int>(i);
+      continue;
+    }
+    if (out[i] < -1) fail("input shape " + shape_str(out) + " has a dimension below -1");
+    if (out[i] == 0) {
+      has_zero = true;
+      if (!k.allowzero_) {
+        if (i >= in.size()) {
+          fail("input shape " + shape_str(out) + " copies dimension " + std::to_string(i) + " (0) but the input " +
+               shape_str(in) + " has rank " + std::to_string(in.size()));
+        }
+        out[i] = in[i];
+      }
+    }
+    if (out[i] != 0 && known > INT64_MAX / out[i]) fail("input shape " + shape_str(out) + " has more than 2^63 elements");
+    known *= out[i];
+  }
+  if (infer >= 0) {
+    if (k.allowzero_ && has_zero) fail("input shape " + shape_str(out) + " has both 0 and -1 with allowzero = 1, which ONNX forbids");
+    const int64_t total = element_count(in);
+    if (known == 0 || total % known != 0) {
+      fail("cannot infer the -1 in shape " + shape_str(out) + " for an input of " + std::to_string(total) + " elements " +
+           shape_str(in));
+    }
+    out[infer] = total / known;
+  }
+  return out;
+}
+
+std::vector<int64_t> flatten_shape(const CopyKernel& k, OrtKernelContext*, const std::vector<int64_t>& in) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const int64_t axis = normalize_axis(k.axis_, rank, "attribute axis", /*inclusive=*/true);
+  int64_t a = 1, b = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? a : b) *= in[d];
+  return {a, b};
+}
+
+std::vector<int64_t> squeeze_shape(const CopyKernel&, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const Tensor axes_t = input(ctx, 1);
+  std::vector<bool> drop(rank, false);
+  if (axes_t.present()) {
+    for (int64_t a : read_cpu_ints(axes_t, "axes")) {
+      const int64_t d = normalize_axis(a, rank, "axis");
+      if (in[d] != 1) {
+        fail("axis " + std::to_string(a) + " has size " + std::to_string(in[d]) + " in input " + shape_str(in) +
+             "; only size-1 dimensions can be squeezed");
+      }
+      drop[d] = true;
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) drop[d] = in[d] == 1;
+  }
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!drop[d]) out.push_back(in[d]);
+  }
+  return out;
+}
+
+std::vector<int64_t> unsqueeze_shape(const CopyKernel&, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
+  const Tensor axes_t = input(ctx, 1);
+  if (!axes_t.present()) fail("input axes is required from opset 13");
+  const std::vector<int64_t> axes = read_cpu_ints(axes_t, "axes");
+  const int64_t rank = static_cast<int64_t>(in.size() + axes.size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) {
+    const int64_t d = normalize_axis(a, rank, "axis");
+    if (inserted[d]) fail("axis " + std::to_string(a) + " appears twice in axes " + shape_str(axes));
+    inserted[d] = true;
+  }
+  std::vector<int64_t> out(rank);
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) out[d] = inserted[d] ? 1 : in[next++];
+  return out;
+}
+
+std::vector<int64_t> same_shape(const CopyKernel&, OrtKernelContext*, const std::vector<int64_t>& in) { return in; }
+
+// Shape: dims [start, end) of the input, written to CPU memory (cpu_outputs {0}); start/end from opset 15.
+class ShapeKernel : public Kernel {
+ public:
+  explicit ShapeKernel(const OrtKernelInfo* info) {
+    oc_ = {"Shape", node_name(info)};
+    start_ = attr_int(info, "start", 0);
+    has_end_ = has_attr(info, "end");
+    end_ = attr_int(info, "end", 0);
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    auto clamp_dim = [rank](int64_t v) {
+      if (v < 0) v += rank;
+      return v < 0 ? 0 : (v > rank ? rank : v);
+    };
+    const int64_t b = clamp_dim(start_), e = has_end_ ? clamp_dim(end_) : rank;
+    const int64_t n = e > b ? e - b : 0;
+    Tensor y = output(ctx, 0, {n});
+    if (n > 0) std::memcpy(y.mutable_data, x.shape.data() + b, static_cast<size_t>(n) * sizeof(int64_t));
+  }
+
+ private:
+  int64_t start_ = 0, end_ = 0;
+  bool has_end_ = false;
+};
+
+// ConstantOfShape: the `value` attribute (one element, default float32 0) repeated over the CPU-resident shape.
+class ConstantOfShapeKernel : public Kernel {
+ public:
+  explicit ConstantOfShapeKernel(const OrtKernelInfo* info) {
+    oc_ = {"ConstantOfShape", node_name(info)};
+    OrtAllocator* alloc = nullptr;
+    check(g_ort->GetAllocatorWithDefaultOptions(&alloc), "GetAllocatorWithDefaultOptions");
+    OrtValue* value = nullptr;
+    OrtStatus* st = g_ort->KernelInfoGetAttribute_tensor(info, "value", alloc, &value);
+    if (st != nullptr) {  // no value attribute: float32 zero
+      g_ort->ReleaseStatus(st);
+      return;
+    }
+    try {
+      const Tensor t = describe(value);
+      elem_size_ = element_size(t.type);
+      if (elem_size_ == 0) fail(std::string("attribute value has type ") + type_name(t.type) + ", which the GPU kernel does not fill", ORT_NOT_IMPLEMENTED);
+      if (t.size != 1) fail("attribute value must hold one element; it has " + std::to_string(t.size));
+      type_ = t.type;
+      std::memcpy(&bits_, t.data, static_cast<size_t>(elem_size_));
+    } catch (...) {
+      g_ort->ReleaseValue(value);
+      throw;
+    }
+    g_ort->ReleaseValue(value);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor shape_t = input(ctx, 0);
+    if (shape_t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("input must be int64; got ") + type_name(shape_t.type));
+    const std::vector<int64_t> shape = read_cpu_ints(shape_t, "input");
+    const int64_t count = element_count(shape);
+    Tensor y = output(ctx, 0, shape);
+    if (y.type != type_) {
+      fail(std::string("the output ORT allocated is ") + type_name(y.type) + " but attribute value is " + type_name(type_), ORT_FAIL);
+    }
+    if (count == 0) return;
+    check_gpu(fp8ort_onnx_fill(y.mutable_data, elem_size_, count, bits_, compute_stream(ctx)), "fp8ort_onnx_fill");
+  }
+
+ private:
+  ONNXTensorElementDataType type_ = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  int64_t elem_size_ = 4;
+  uint64_t bits_ = 0;  // float32 0.0
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> create_reshape(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Reshape", reshape_shape); }
+std::unique_ptr<Kernel> create_flatten(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Flatten", flatten_shape); }
+std::unique_ptr<Kernel> create_squeeze(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Squeeze", squeeze_shape); }
+std::unique_ptr<Kernel> create_unsqueeze(const OrtKernelInfo* info) {
+  return std::make_unique<CopyKernel>(info, "Unsqueeze", unsqueeze_shape);
+}
+std::unique_ptr<Kernel> create_identity(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Identity", same_shape); }
+std::unique_ptr<Kernel> create_shape(const OrtKernelInfo* info) { return std::make_unique<ShapeKernel>(info); }
+std::unique_ptr<Kernel> create_constant_of_shape(const OrtKernelInfo* info) { return std::make_unique<ConstantOfShapeKernel>(info); }
+
+}  // namespace gpu_onnx
+}  // namespace fp8ort

@@ -1,0 +1,359 @@
+// Elementwise standard ONNX ops: unary math, broadcasting binary math and comparisons, Where, Cast.
+// float16 is computed in float32 and rounded once (round to nearest even).
+#include "onnx_nd.h"
+
+namespace fp8ort {
+namespace onnx {
+namespace {
+
+// Storage and float32 view of the two math types.
+template <int T> struct math_elem;
+template <> struct math_elem<FP8ORT_ONNX_FLOAT> {
+    using type = float;
+    static __device__ __forceinline__ float load(float v) { return v; }
+    static __device__ __forceinline__ float store(float v) { return v; }
+};
+template <> struct math_elem<FP8ORT_ONNX_FLOAT16> {
+    using type = uint16_t;
+    static __device__ __forceinline__ float load(uint16_t v) { return fp8ort_half_bits_to_float(v); }
+    static __device__ __forceinline__ uint16_t store(float v) { return fp8ort_float_to_half_bits(v); }
+};
+
+constexpr float kSqrtHalf = 0.70710678118654752f;   // 1 / sqrt(2)
+constexpr float kSqrt2OverPi = 0.79788456080286536f;  // sqrt(2 / pi)
+constexpr float kGeluCubic = 0.044715f;
+
+template <int Op>
+__device__ __forceinline__ float unary_value(float x, float alpha, float beta) {
+    if constexpr (Op == FP8ORT_UNARY_RELU) return x < 0.0f ? 0.0f : x;  // NaN stays NaN
+    if constexpr (Op == FP8ORT_UNARY_SIGMOID) return 1.0f / (1.0f + expf(-x));
+    if constexpr (Op == FP8ORT_UNARY_TANH) return tanhf(x);
+    if constexpr (Op == FP8ORT_UNARY_ERF) return erff(x);
+    if constexpr (Op == FP8ORT_UNARY_SQRT) return sqrtf(x);
+    if constexpr (Op == FP8ORT_UNARY_EXP) return expf(x);
+    if constexpr (Op == FP8ORT_UNARY_NEG) return -x;
+    if constexpr (Op == FP8ORT_UNARY_ABS) return fabsf(x);
+    if constexpr (Op == FP8ORT_UNARY_RECIPROCAL) return 1.0f / x;
+    if constexpr (Op == FP8ORT_UNARY_HARD_SIGMOID) {
+        const float v = alpha * x + beta;
+        return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+    }
+    if constexpr (Op == FP8ORT_UNARY_HARD_SWISH) {
+        const float v = x * (1.0f / 6.0f) + 0.5f;
+        return x * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+    }
+    if constexpr (Op == FP8ORT_UNARY_CLIP) return x < alpha ? alpha : (x > beta ? beta : x);
+    if constexpr (Op == FP8ORT_UNARY_GELU) return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
+    if constexpr (Op == FP8ORT_UNARY_GELU_TANH) return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+    return x;
+}
+
+template <int T, int Op>
+__global__ void __launch_bounds__(kThreads)
+    unary_kernel(const typename math_elem<T>::type* __restrict__ x, typename math_elem<T>::type* __restrict__ y,
+                 int64_t count, float alpha, float beta) {
+    using E = math_elem<T>;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        y[i] = E::store(unary_value<Op>(E::load(x[i]), alpha, beta));
+}
+
+template <int T, int Op>
+fp8ort_status launch_unary(const void* x, void* y, int64_t count, float alpha, float beta, hipStream_t s) {
+    using S = typename math_elem<T>::type;
+    unary_kernel<T, Op><<<blocks_for(count), kThreads, 0, s>>>(static_cast<const S*>(x), static_cast<S*>(y), count,
+                                                                alpha, beta);
+    return check_launch("fp8ort_onnx_unary");
+}
+
+template <int T>
+fp8ort_status unary_for_type(fp8ort_unary_op op, const void* x, void* y, int64_t n, float a, float b, hipStream_t s) {
+    switch (op) {
+        case FP8ORT_UNARY_RELU: return launch_unary<T, FP8ORT_UNARY_RELU>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_SIGMOID: return launch_unary<T, FP8ORT_UNARY_SIGMOID>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_TANH: return launch_unary<T, FP8ORT_UNARY_TANH>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_ERF: return launch_unary<T, FP8ORT_UNARY_ERF>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_SQRT: return launch_unary<T, FP8ORT_UNARY_SQRT>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_EXP: return launch_unary<T, FP8ORT_UNARY_EXP>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_NEG: return launch_unary<T, FP8ORT_UNARY_NEG>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_ABS: return launch_unary<T, FP8ORT_UNARY_ABS>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_RECIPROCAL: return launch_unary<T, FP8ORT_UNARY_RECIPROCAL>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_HARD_SIGMOID: return launch_unary<T, FP8ORT_UNARY_HARD_SIGMOID>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_HARD_SWISH: return launch_unary<T, FP8ORT_UNARY_HARD_SWISH>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_CLIP: return launch_unary<T, FP8ORT_UNARY_CLIP>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_GELU: return launch_unary<T, FP8ORT_UNARY_GELU>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_GELU_TANH: return launch_unary<T, FP8ORT_UNARY_GELU_TANH>(x, y, n, a, b, s);
+    }
+    return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_unary: unknown op %d", static_cast<int>(op));
+}
+
+// ---- binary ----
+template <int Op>
+__device__ __forceinline__ float binary_value(float a, float b) {
+    if constexpr (Op == FP8ORT_BINARY_ADD) return a + b;
+    if constexpr (Op == FP8ORT_BINARY_SUB) return a - b;
+    if constexpr (Op == FP8ORT_BINARY_MUL) return a * b;
+    if constexpr (Op == FP8ORT_BINARY_DIV) return a / b;
+    if constexpr (Op == FP8ORT_BINARY_POW) {
+        // onnxruntime's CPU kernel multiplies for the exponents 2 and 3; powf elsewhere.
+        if (b == 2.0f) return a * a;
+        if (b == 3.0f) return a * a * a;
+        return powf(a, b);
+    }
+    return 0.0f;
+}
+
+template <int Op>
+__device__ __forceinline__ bool compare_value(float a, float b) {
+    if constexpr (Op == FP8ORT_BINARY_EQUAL) return a == b;
+    if constexpr (Op == FP8ORT_BINARY_LESS) return a < b;
+    return a > b;
+}
+
+__host__ __device__ constexpr bool is_comparison(int op) {
+    return op == FP8ORT_BINARY_EQUAL || op == FP8ORT_BINARY_LESS || op == FP8ORT_BINARY_GREATER;
+}
+
+template <int TA, int TB, int Op, class I>
+__global__ void __launch_bounds__(kThreads)
+    binary_kernel(const typename math_elem<TA>::type* __restrict__ a, const typename math_elem<TB>::type* __restrict__ b,
+                  void* __restrict__ y, fp8ort_nd nd, I count) {
+    const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+    for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < count; i += stride) {
+        I off[2];
+        nd_offsets<2, I>(nd, i, off);
+        const float va = math_elem<TA>::load(a[off[0]]);
+        const float vb = math_elem<TB>::load(b[off[1]]);
+        if constexpr (is_comparison(Op)) {
+            static_cast<uint8_t*>(y)[i] = compare_value<Op>(va, vb) ? 1 : 0;
+        } else {
+            static_cast<typename math_elem<TA>::type*>(y)[i] = math_elem<TA>::store(binary_value<Op>(va, vb));
+        }
+    }
+}
+
+template <int TA, int TB, int Op>
+fp8ort_status launch_binary(const void* a, const void* b, void* y, const fp8ort_nd& nd, int64_t count, hipStream_t s) {
+    using SA = typename math_elem<TA>::type;
+    using SB = typename math_elem<TB>::type;
+    const int blocks = blocks_for(count);
+    if (fits_int32(nd, 2, count))
+        binary_kernel<TA, TB, Op, int32_t><<<blocks, kThreads, 0, s>>>(static_cast<const SA*>(a), static_cast<const SB*>(b),
+                                                                        y, nd, static_cast<int32_t>(count));
+    else
+        binary_kernel<TA, TB, Op, int64_t><<<blocks, kThreads, 0, s>>>(static_cast<const SA*>(a), static_cast<const SB*>(b),
+                                                                        y, nd, count);
+    return check_launch("fp8ort_onnx_binary");
+}
+
+template <int TA, int TB>
+fp8ort_status binary_for_types(fp8ort_binary_op op, const void* a, const void* b, void* y, const fp8ort_nd& nd,
+                               int64_t n, hipStream_t s) {
+    if (op == FP8ORT_BINARY_POW) return launch_binary<TA, TB, FP8ORT_BINARY_POW>(a, b, y, nd, n, s);
+    if constexpr (TA == TB) {
+        switch (op) {
+            case FP8ORT_BINARY_ADD: return launch_binary<TA, TB, FP8ORT_BINARY_ADD>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_SUB: return launch_binary<TA, TB, FP8ORT_BINARY_SUB>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_MUL: return launch_binary<TA, TB, FP8ORT_BINARY_MUL>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_DIV: return launch_binary<TA, TB, FP8ORT_BINARY_DIV>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_EQUAL: return launch_binary<TA, TB, FP8ORT_BINARY_EQUAL>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_LESS: return launch_binary<TA, TB, FP8ORT_BINARY_LESS>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_GREATER: return launch_binary<TA, TB, FP8ORT_BINARY_GREATER>(a, b, y, nd, n, s);
+            default: break;
+        }
+    }
+    return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_binary: op %d with these operand types is not supported",
+                static_cast<int>(op));
+}
+
+// ---- Where ----
+template <int Bytes, class I>
+__global__ void __launch_bounds__(kThreads)
+    where_kernel(const uint8_t* __restrict__ cond, const typename unit_of<Bytes>::type* __restrict__ x,
+                 const typename unit_of<Bytes>::type* __restrict__ y, typename unit_of<Bytes>::type* __restrict__ out,
+                 fp8ort_nd nd, I count) {
+    const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+    for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < count; i += stride) {
+        I off[3];
+        nd_offsets<3, I>(nd, i, off);
+        out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+    }
+}
+
+template <int Bytes>
+fp8ort_status launch_where(const void* c, const void* x, const void* y, void* out, const fp8ort_nd& nd, int64_t count,
+                           hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    const int blocks = blocks_for(count);
+    const uint8_t* cb = static_cast<const uint8_t*>(c);
+    if (fits_int32(nd, 3, count))
+        where_kernel<Bytes, int32_t><<<blocks, kThreads, 0, s>>>(cb, static_cast<const U*>(x), static_cast<const U*>(y),
+                                                                 static_cast<U*>(out), nd, static_cast<int32_t>(count));
+    else
+        where_kernel<Bytes, int64_t><<<blocks, kThreads, 0, s>>>(cb, static_cast<const U*>(x), static_cast<const U*>(y),
+                                                                 static_cast<U*>(out), nd, count);
+    return check_launch("fp8ort_onnx_where");
+}
+
+// ---- Cast ----
+template <int T> struct cast_elem;
+template <> struct cast_elem<FP8ORT_ONNX_FLOAT> { using type = float; };
+template <> struct cast_elem<FP8ORT_ONNX_FLOAT16> { using type = uint16_t; };
+template <> struct cast_elem<FP8ORT_ONNX_INT64> { using type = long long; };
+template <> struct cast_elem<FP8ORT_ONNX_INT32> { using type = int32_t; };
+template <> struct cast_elem<FP8ORT_ONNX_BOOL> { using type = uint8_t; };
+template <> struct cast_elem<FP8ORT_ONNX_UINT8> { using type = uint8_t; };
+
+__host__ __device__ constexpr bool is_float_type(int t) { return t == FP8ORT_ONNX_FLOAT || t == FP8ORT_ONNX_FLOAT16; }
+
+// float32 to an integer, truncating toward zero; NaN gives 0 and out-of-range values saturate (a defined answer
+// where C++ has none).
+template <class D>
+__device__ __forceinline__ D float_to_int(float v, float lo, float hi_exclusive, D dlo, D dhi) {
+    if (!(v == v)) return 0;
+    if (v <= lo) return dlo;
+    if (v >= hi_exclusive) return dhi;
+    return static_cast<D>(v);
+}
+
+template <int TX, int TY>
+__device__ __forceinline__ typename cast_elem<TY>::type cast_value(typename cast_elem<TX>::type v) {
+    using D = typename cast_elem<TY>::type;
+    if constexpr (TY == FP8ORT_ONNX_BOOL) {
+        if constexpr (TX == FP8ORT_ONNX_FLOAT16) return fp8ort_half_bits_to_float(v) != 0.0f ? 1 : 0;
+        else return v != 0 ? 1 : 0;
+    } else if constexpr (is_float_type(TX)) {
+        float f;
+        if constexpr (TX == FP8ORT_ONNX_FLOAT16) f = fp8ort_half_bits_to_float(v);
+        else f = v;
+        if constexpr (TY == FP8ORT_ONNX_FLOAT) return f;
+        if constexpr (TY == FP8ORT_ONNX_FLOAT16) return fp8ort_float_to_half_bits(f);
+        if constexpr (TY == FP8ORT_ONNX_INT64)
+            return float_to_int<long long>(f, -9223372036854775808.0f, 9223372036854775808.0f, INT64_MIN, INT64_MAX);
+        if constexpr (TY == FP8ORT_ONNX_INT32)
+            return float_to_int<int32_t>(f, -2147483648.0f, 2147483648.0f, INT32_MIN, INT32_MAX);
+        if constexpr (TY == FP8ORT_ONNX_UINT8) return float_to_int<uint8_t>(f, 0.0f, 256.0f, 0, 255);
+    } else {
+        // integer or bool source: bool is 0/1 already
+        if constexpr (TY == FP8ORT_ONNX_FLOAT) return static_cast<float>(v);
+        if constexpr (TY == FP8ORT_ONNX_FLOAT16) return fp8ort_float_to_half_bits(static_cast<float>(v));
+        if constexpr (TY == FP8ORT_ONNX_INT64 || TY == FP8ORT_ONNX_INT32 || TY == FP8ORT_ONNX_UINT8)
+            return static_cast<D>(v);  // integer conversions wrap (two's complement), as in C++
+    }
+    return D{};
+}
+
+template <int TX, int TY>
+__global__ void __launch_bounds__(kThreads)
+    cast_kernel(const typename cast_elem<TX>::type* __restrict__ x, typename cast_elem<TY>::type* __restrict__ y,
+                int64_t count) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        y[i] = cast_value<TX, TY>(x[i]);
+}
+
+template <int TX, int TY>
+fp8ort_status launch_cast(const void* x, void* y, int64_t count, hipStream_t s) {
+    cast_kernel<TX, TY><<<blocks_for(count), kThreads, 0, s>>>(static_cast<const typename cast_elem<TX>::type*>(x),
+                                                               static_cast<typename cast_elem<TY>::type*>(y), count);
+    return check_launch("fp8ort_onnx_cast");
+}
+
+template <int TX>
+fp8ort_status cast_from(const void* x, void* y, int32_t y_type, int64_t n, hipStream_t s) {
+    switch (y_type) {
+        case FP8ORT_ONNX_FLOAT: return launch_cast<TX, FP8ORT_ONNX_FLOAT>(x, y, n, s);
+        case FP8ORT_ONNX_FLOAT16: return launch_cast<TX, FP8ORT_ONNX_FLOAT16>(x, y, n, s);
+        case FP8ORT_ONNX_INT64: return launch_cast<TX, FP8ORT_ONNX_INT64>(x, y, n, s);
+        case FP8ORT_ONNX_INT32: return launch_cast<TX, FP8ORT_ONNX_INT32>(x, y, n, s);
+        case FP8ORT_ONNX_BOOL: return launch_cast<TX, FP8ORT_ONNX_BOOL>(x, y, n, s);
+        case FP8ORT_ONNX_UINT8: return launch_cast<TX, FP8ORT_ONNX_UINT8>(x, y, n, s);
+    }
+    return fail(FP8ORT_UNSUPPORTED, "fp8ort_onnx_cast: output type %d is not float32/float16/int64/int32/bool/uint8",
+                static_cast<int>(y_type));
+}
+
+bool is_math_type(int32_t t) { return t == FP8ORT_ONNX_FLOAT || t == FP8ORT_ONNX_FLOAT16; }
+
+}  // namespace
+}  // namespace onnx
+}  // namespace fp8ort
+
+using namespace fp8ort;
+using namespace fp8ort::onnx;
+
+extern "C" fp8ort_status fp8ort_onnx_unary(fp8ort_unary_op op, const void* x, void* y, int32_t type, int64_t count,
+                                           float alpha, float beta, void* stream) {
+    if (!is_math_type(type)) return fail(FP8ORT_UNSUPPORTED, "fp8ort_onnx_unary: type %d is not float32/float16", static_cast<int>(type));
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_unary: negative count %lld", static_cast<long long>(count));
+    if (count == 0) return ok();
+    if (!x || !y) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_unary: x and y must be device pointers, got NULL");
+    const hipStream_t s = as_stream(stream);
+    const fp8ort_status st = type == FP8ORT_ONNX_FLOAT ? unary_for_type<FP8ORT_ONNX_FLOAT>(op, x, y, count, alpha, beta, s)
+                                                       : unary_for_type<FP8ORT_ONNX_FLOAT16>(op, x, y, count, alpha, beta, s);
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_binary(fp8ort_binary_op op, const void* a, int32_t a_type, const void* b,
+                                            int32_t b_type, void* y, const fp8ort_nd* nd, void* stream) {
+    const char* name = "fp8ort_onnx_binary";
+    if (!is_math_type(a_type) || !is_math_type(b_type))
+        return fail(FP8ORT_UNSUPPORTED, "%s: operand types %d, %d are not float32/float16", name, static_cast<int>(a_type),
+                    static_cast<int>(b_type));
+    if (a_type != b_type && op != FP8ORT_BINARY_POW)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: operand types differ (%d, %d)", name, static_cast<int>(a_type), static_cast<int>(b_type));
+    int64_t count = 0;
+    FP8ORT_TRY(check_nd(nd, name, &count));
+    if (count == 0) return ok();
+    if (!a || !b || !y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: a, b and y must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    if (a_type == FP8ORT_ONNX_FLOAT)
+        st = b_type == FP8ORT_ONNX_FLOAT ? binary_for_types<FP8ORT_ONNX_FLOAT, FP8ORT_ONNX_FLOAT>(op, a, b, y, *nd, count, s)
+                                         : binary_for_types<FP8ORT_ONNX_FLOAT, FP8ORT_ONNX_FLOAT16>(op, a, b, y, *nd, count, s);
+    else
+        st = b_type == FP8ORT_ONNX_FLOAT ? binary_for_types<FP8ORT_ONNX_FLOAT16, FP8ORT_ONNX_FLOAT>(op, a, b, y, *nd, count, s)
+                                         : binary_for_types<FP8ORT_ONNX_FLOAT16, FP8ORT_ONNX_FLOAT16>(op, a, b, y, *nd, count, s);
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_where(const void* cond, const void* x, const void* y, void* out, int64_t elem_size,
+                                           const fp8ort_nd* nd, void* stream) {
+    const char* name = "fp8ort_onnx_where";
+    if (!valid_elem_size(elem_size))
+        return fail(FP8ORT_UNSUPPORTED, "%s: element size %lld is not 1, 2, 4 or 8", name, static_cast<long long>(elem_size));
+    int64_t count = 0;
+    FP8ORT_TRY(check_nd(nd, name, &count));
+    if (count == 0) return ok();
+    if (!cond || !x || !y || !out) return fail(FP8ORT_INVALID_ARGUMENT, "%s: cond, x, y and out must be device pointers", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (elem_size) {
+        case 1: st = launch_where<1>(cond, x, y, out, *nd, count, s); break;
+        case 2: st = launch_where<2>(cond, x, y, out, *nd, count, s); break;
+        case 4: st = launch_where<4>(cond, x, y, out, *nd, count, s); break;
+        default: st = launch_where<8>(cond, x, y, out, *nd, count, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_cast(const void* x, int32_t x_type, void* y, int32_t y_type, int64_t count,
+                                          void* stream) {
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_cast: negative count %lld", static_cast<long long>(count));
+    if (count == 0) return ok();
+    if (!x || !y) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_cast: x and y must be device pointers, got NULL");
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (x_type) {
+        case FP8ORT_ONNX_FLOAT: st = cast_from<FP8ORT_ONNX_FLOAT>(x, y, y_type, count, s); break;
+        case FP8ORT_ONNX_FLOAT16: st = cast_from<FP8ORT_ONNX_FLOAT16>(x, y, y_type, count, s); break;
+        case FP8ORT_ONNX_INT64: st = cast_from<FP8ORT_ONNX_INT64>(x, y, y_type, count, s); break;
+        case FP8ORT_ONNX_INT32: st = cast_from<FP8ORT_ONNX_INT32>(x, y, y_type, count, s); break;
+        case FP8ORT_ONNX_BOOL: st = cast_from<FP8ORT_ONNX_BOOL>(x, y, y_type, count, s); break;
+        case FP8ORT_ONNX_UINT8: st = cast_from<FP8ORT_ONNX_UINT8>(x, y, y_type, count, s); break;
+        default:
+            return fail(FP8ORT_UNSUPPORTED, "fp8ort_onnx_cast: input type %d is not float32/float16/int64/int32/bool/uint8",
+                        static_cast<int>(x_type));
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}

@@ -1,0 +1,123 @@
+/* C ABI of the GPU kernels of standard ONNX ops: elementwise (onnx_elementwise.hip) and data movement
+ * (onnx_tensor.hip). Same conventions as fp8_kernels.h: every launcher takes the stream it enqueues on (void*),
+ * checks its arguments before launching, never allocates, never synchronizes with the host, returns a status, and
+ * fp8ort_gpu_last_error() gives the message of the last failure. A launch with zero elements does nothing and
+ * accepts NULL pointers. Element types are ONNX TensorProto numbers. Index arithmetic is int64 (int32 where the
+ * launcher proves every offset fits). The nn-op kernels declare theirs in onnx_nn_kernels.h. */
+#ifndef FP8ORT_ONNX_KERNELS_H
+#define FP8ORT_ONNX_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fp8_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ONNX TensorProto element types the elementwise kernels take (data movement works on element sizes). */
+typedef enum fp8ort_onnx_type {
+    FP8ORT_ONNX_FLOAT = 1,
+    FP8ORT_ONNX_UINT8 = 2,
+    FP8ORT_ONNX_INT32 = 6,
+    FP8ORT_ONNX_INT64 = 7,
+    FP8ORT_ONNX_BOOL = 9,
+    FP8ORT_ONNX_FLOAT16 = 10
+} fp8ort_onnx_type;
+
+#define FP8ORT_ONNX_MAX_RANK 8
+#define FP8ORT_ONNX_MAX_OPERANDS 3
+
+/* An N-d walk over an output of dims[0..rank) (row-major, rank 0 = one element). Operand k's element for output
+ * coordinate c is at offsets[k] + sum_d c[d] * strides[k][d] (elements; 0 on broadcast dimensions, negative for
+ * Slice's negative steps). Broadcasting binary ops and Where use operands 0..1 / 0..2; strided copies use 0. */
+typedef struct fp8ort_nd {
+    int32_t rank;
+    int64_t dims[FP8ORT_ONNX_MAX_RANK];
+    int64_t strides[FP8ORT_ONNX_MAX_OPERANDS][FP8ORT_ONNX_MAX_RANK];
+    int64_t offsets[FP8ORT_ONNX_MAX_OPERANDS];
+} fp8ort_nd;
+
+/* ---- elementwise (onnx_elementwise.hip) ---- float32 and float16 (computed in float32, rounded once) */
+typedef enum fp8ort_unary_op {
+    FP8ORT_UNARY_RELU = 0,
+    FP8ORT_UNARY_SIGMOID = 1,
+    FP8ORT_UNARY_TANH = 2,
+    FP8ORT_UNARY_ERF = 3,
+    FP8ORT_UNARY_SQRT = 4,
+    FP8ORT_UNARY_EXP = 5,
+    FP8ORT_UNARY_NEG = 6,
+    FP8ORT_UNARY_ABS = 7,
+    FP8ORT_UNARY_RECIPROCAL = 8,
+    FP8ORT_UNARY_HARD_SIGMOID = 9, /* max(0, min(1, alpha * x + beta)) */
+    FP8ORT_UNARY_HARD_SWISH = 10,  /* x * max(0, min(1, x / 6 + 0.5)) */
+    FP8ORT_UNARY_CLIP = 11,        /* min(max(x, alpha), beta); NaN stays NaN */
+    FP8ORT_UNARY_GELU = 12,        /* 0.5 x (1 + erf(x / sqrt 2)) */
+    FP8ORT_UNARY_GELU_TANH = 13    /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+} fp8ort_unary_op;
+
+/* y[i] = op(x[i]); x and y have type `type` (FLOAT or FLOAT16); alpha/beta as listed above, else unused. */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_unary(fp8ort_unary_op op, const void* x, void* y, int32_t type,
+                                               int64_t count, float alpha, float beta, void* stream);
+
+typedef enum fp8ort_binary_op {
+    FP8ORT_BINARY_ADD = 0,
+    FP8ORT_BINARY_SUB = 1,
+    FP8ORT_BINARY_MUL = 2,
+    FP8ORT_BINARY_DIV = 3,
+    FP8ORT_BINARY_POW = 4,     /* a_type and b_type may differ (ONNX T, T1); y has a_type */
+    FP8ORT_BINARY_EQUAL = 5,   /* y is BOOL (one byte, 0 or 1) */
+    FP8ORT_BINARY_LESS = 6,
+    FP8ORT_BINARY_GREATER = 7
+} fp8ort_binary_op;
+
+/* y[c] = op(a[walk 0], b[walk 1]) over the walk `nd` (operands 0 and 1). Types FLOAT or FLOAT16; a_type == b_type
+ * except for POW. */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_binary(fp8ort_binary_op op, const void* a, int32_t a_type, const void* b,
+                                                int32_t b_type, void* y, const fp8ort_nd* nd, void* stream);
+
+/* out[c] = cond[walk 0] ? x[walk 1] : y[walk 2]; cond is BOOL, x/y/out elements of elem_size bytes (1, 2, 4, 8). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_where(const void* cond, const void* x, const void* y, void* out,
+                                               int64_t elem_size, const fp8ort_nd* nd, void* stream);
+
+/* y[i] = cast(x[i]) among FLOAT, FLOAT16, INT64, INT32, BOOL, UINT8: float to integer truncates toward zero
+ * (NaN gives 0, out of range saturates: the C++ behaviour is undefined there), anything to BOOL is x != 0, float16
+ * results are rounded to nearest even from float32 (integers go through float32 first, as onnxruntime does). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_cast(const void* x, int32_t x_type, void* y, int32_t y_type, int64_t count,
+                                              void* stream);
+
+/* ---- data movement (onnx_tensor.hip) ---- on elements of elem_size bytes (1, 2, 4 or 8) */
+/* dst[c] = src[walk 0] for every output coordinate c of `nd`: Transpose (permuted strides), Slice (stepped strides,
+ * offset), Expand (zero strides). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_strided_copy(const void* src, void* dst, int64_t elem_size,
+                                                      const fp8ort_nd* nd, void* stream);
+
+/* Batched 2-D transpose through shared-memory tiles: dst[b][c][r] = src[b][r][c] for src [batch, rows, cols].
+ * NCHW <-> NHWC is this with rows, cols = C, H*W (or H*W, C). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_transpose_2d(const void* src, void* dst, int64_t elem_size, int64_t batch,
+                                                      int64_t rows, int64_t cols, void* stream);
+
+/* rows rows of row_bytes bytes: dst + r * dst_pitch <- src + r * src_pitch (bytes; Concat along any axis). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_copy_rows(const void* src, void* dst, int64_t rows, int64_t row_bytes,
+                                                   int64_t src_pitch, int64_t dst_pitch, void* stream);
+
+/* Device-to-device copy of `bytes` bytes (Identity and the Reshape family). src == dst does nothing. */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_copy(const void* src, void* dst, int64_t bytes, void* stream);
+
+/* Gather: data [outer, axis_dim, inner] -> out [outer, index_count, inner], out[o, j, k] = data[o, idx[j], k] with
+ * idx[j] + axis_dim for a negative index. indices are INT64 or INT32 on the device; an index outside
+ * [-axis_dim, axis_dim) gives zero elements (the kernel cannot report it without a host synchronization). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_gather(const void* data, const void* indices, int32_t index_type, void* out,
+                                                int64_t elem_size, int64_t outer, int64_t axis_dim, int64_t inner,
+                                                int64_t index_count, void* stream);
+
+/* dst[i] = value for i < count; value is the element's bytes in the low elem_size bytes of `value_bits`
+ * (little endian). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_fill(void* dst, int64_t elem_size, int64_t count, uint64_t value_bits,
+                                              void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FP8ORT_ONNX_KERNELS_H */

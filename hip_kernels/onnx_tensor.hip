@@ -1,0 +1,296 @@
+// Data-movement standard ONNX ops on raw elements of 1, 2, 4 or 8 bytes: strided copies (Transpose, Slice, Expand),
+// tiled batched 2-D transposes (NCHW <-> NHWC), row copies (Concat), Gather, fill (ConstantOfShape) and plain copies.
+#include <initializer_list>
+
+#include "onnx_nd.h"
+
+namespace fp8ort {
+namespace onnx {
+namespace {
+
+constexpr int kTile = 32;       // transpose tile edge
+constexpr int kTileRows = 8;    // threads per tile column: a block is kTile x kTileRows
+constexpr int64_t kMaxTileBlocks = 65535;
+
+// ---- strided copy ----
+template <int Bytes, class I>
+__global__ void __launch_bounds__(kThreads)
+    strided_copy_kernel(const typename unit_of<Bytes>::type* __restrict__ src, typename unit_of<Bytes>::type* __restrict__ dst,
+                        fp8ort_nd nd, I count) {
+    const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+    for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < count; i += stride) {
+        I off[1];
+        nd_offsets<1, I>(nd, i, off);
+        dst[i] = src[off[0]];
+    }
+}
+
+template <int Bytes>
+fp8ort_status launch_strided_copy(const void* src, void* dst, const fp8ort_nd& nd, int64_t count, hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    const int blocks = blocks_for(count);
+    if (fits_int32(nd, 1, count))
+        strided_copy_kernel<Bytes, int32_t><<<blocks, kThreads, 0, s>>>(static_cast<const U*>(src), static_cast<U*>(dst), nd,
+                                                                        static_cast<int32_t>(count));
+    else
+        strided_copy_kernel<Bytes, int64_t><<<blocks, kThreads, 0, s>>>(static_cast<const U*>(src), static_cast<U*>(dst), nd,
+                                                                        count);
+    return check_launch("fp8ort_onnx_strided_copy");
+}
+
+// ---- batched 2-D transpose: dst[b][c][r] = src[b][r][c] ----
+template <int Bytes>
+__global__ void __launch_bounds__(kTile * kTileRows)
+    transpose_2d_kernel(const typename unit_of<Bytes>::type* __restrict__ src, typename unit_of<Bytes>::type* __restrict__ dst,
+                        int64_t batch, int64_t rows, int64_t cols) {
+    using U = typename unit_of<Bytes>::type;
+    __shared__ U tile[kTile][kTile + 1];  // +1: no bank conflicts on the transposed read
+    const int64_t tiles_r = (rows + kTile - 1) / kTile;
+    const int64_t tiles_c = (cols + kTile - 1) / kTile;
+    const int64_t per_batch = tiles_r * tiles_c;
+    const int64_t total = batch * per_batch;
+    const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+    for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
+        const int64_t b = t / per_batch;
+        const int64_t rem = t - b * per_batch;
+        const int64_t r0 = (rem / tiles_c) * kTile;
+        const int64_t c0 = (rem % tiles_c) * kTile;
+        const U* in = src + b * rows * cols;
+        U* out = dst + b * rows * cols;
+        for (int j = ty; j < kTile; j += kTileRows) {
+            const int64_t r = r0 + j, c = c0 + tx;
+            if (r < rows && c < cols) tile[j][tx] = in[r * cols + c];
+        }
+        __syncthreads();
+        for (int j = ty; j < kTile; j += kTileRows) {
+            const int64_t c = c0 + j, r = r0 + tx;
+            if (c < cols && r < rows) out[c * rows + r] = tile[tx][j];
+        }
+        __syncthreads();  // the tile is rewritten by the next iteration
+    }
+}
+
+template <int Bytes>
+fp8ort_status launch_transpose_2d(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    const int64_t tiles = batch * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+    const int blocks = static_cast<int>(tiles < kMaxTileBlocks ? tiles : kMaxTileBlocks);
+    transpose_2d_kernel<Bytes><<<blocks, dim3(kTile, kTileRows), 0, s>>>(static_cast<const U*>(src), static_cast<U*>(dst),
+                                                                        batch, rows, cols);
+    return check_launch("fp8ort_onnx_transpose_2d");
+}
+
+// ---- row copies (Concat) ----
+template <int Bytes>
+__global__ void __launch_bounds__(kThreads)
+    copy_rows_kernel(const typename unit_of<Bytes>::type* __restrict__ src, typename unit_of<Bytes>::type* __restrict__ dst,
+                     int64_t rows, int64_t row_units, int64_t src_pitch, int64_t dst_pitch) {
+    const int64_t count = rows * row_units;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const int64_t r = i / row_units;
+        const int64_t c = i - r * row_units;
+        dst[r * dst_pitch + c] = src[r * src_pitch + c];
+    }
+}
+
+// The widest unit (8, 4, 2 or 1 bytes) dividing every byte count and pointer given.
+int unit_for(std::initializer_list<uint64_t> values) {
+    uint64_t mask = 0;
+    for (uint64_t v : values) mask |= v;
+    if ((mask & 7u) == 0) return 8;
+    if ((mask & 3u) == 0) return 4;
+    if ((mask & 1u) == 0) return 2;
+    return 1;
+}
+
+template <int Bytes>
+fp8ort_status launch_copy_rows(const void* src, void* dst, int64_t rows, int64_t row_bytes, int64_t src_pitch,
+                               int64_t dst_pitch, hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    copy_rows_kernel<Bytes><<<blocks_for(rows * (row_bytes / Bytes)), kThreads, 0, s>>>(
+        static_cast<const U*>(src), static_cast<U*>(dst), rows, row_bytes / Bytes, src_pitch / Bytes, dst_pitch / Bytes);
+    return check_launch("fp8ort_onnx_copy_rows");
+}
+
+// ---- Gather ----
+template <int Bytes, class Index>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const typename unit_of<Bytes>::type* __restrict__ data, const Index* __restrict__ indices,
+                  typename unit_of<Bytes>::type* __restrict__ out, int64_t outer, int64_t axis_dim, int64_t inner,
+                  int64_t index_count) {
+    const int64_t count = outer * index_count * inner;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const int64_t t = i / inner;
+        const int64_t k = i - t * inner;
+        const int64_t o = t / index_count;
+        const int64_t j = t - o * index_count;
+        int64_t idx = static_cast<int64_t>(indices[j]);
+        if (idx < 0) idx += axis_dim;
+        out[i] = (idx >= 0 && idx < axis_dim) ? data[(o * axis_dim + idx) * inner + k] : typename unit_of<Bytes>::type{0};
+    }
+}
+
+template <int Bytes>
+fp8ort_status launch_gather(const void* data, const void* indices, int32_t index_type, void* out, int64_t outer,
+                            int64_t axis_dim, int64_t inner, int64_t index_count, hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    const int blocks = blocks_for(outer * index_count * inner);
+    if (index_type == FP8ORT_ONNX_INT64)
+        gather_kernel<Bytes, long long><<<blocks, kThreads, 0, s>>>(static_cast<const U*>(data), static_cast<const long long*>(indices),
+                                                                    static_cast<U*>(out), outer, axis_dim, inner, index_count);
+    else
+        gather_kernel<Bytes, int32_t><<<blocks, kThreads, 0, s>>>(static_cast<const U*>(data), static_cast<const int32_t*>(indices),
+                                                                  static_cast<U*>(out), outer, axis_dim, inner, index_count);
+    return check_launch("fp8ort_onnx_gather");
+}
+
+// ---- fill ----
+template <int Bytes>
+__global__ void __launch_bounds__(kThreads)
+    fill_kernel(typename unit_of<Bytes>::type* __restrict__ dst, int64_t count, typename unit_of<Bytes>::type value) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) dst[i] = value;
+}
+
+template <int Bytes>
+fp8ort_status launch_fill(void* dst, int64_t count, uint64_t bits, hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    fill_kernel<Bytes><<<blocks_for(count), kThreads, 0, s>>>(static_cast<U*>(dst), count, static_cast<U>(bits));
+    return check_launch("fp8ort_onnx_fill");
+}
+
+bool mul_overflows(int64_t a, int64_t b) { return a != 0 && b > INT64_MAX / a; }
+
+}  // namespace
+}  // namespace onnx
+}  // namespace fp8ort
+
+using namespace fp8ort;
+using namespace fp8ort::onnx;
+
+extern "C" fp8ort_status fp8ort_onnx_strided_copy(const void* src, void* dst, int64_t elem_size, const fp8ort_nd* nd,
+                                                  void* stream) {
+    const char* name = "fp8ort_onnx_strided_copy";
+    if (!valid_elem_size(elem_size))
+        return fail(FP8ORT_UNSUPPORTED, "%s: element size %lld is not 1, 2, 4 or 8", name, static_cast<long long>(elem_size));
+    int64_t count = 0;
+    FP8ORT_TRY(check_nd(nd, name, &count));
+    if (count == 0) return ok();
+    if (!src || !dst) return fail(FP8ORT_INVALID_ARGUMENT, "%s: src and dst must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (elem_size) {
+        case 1: st = launch_strided_copy<1>(src, dst, *nd, count, s); break;
+        case 2: st = launch_strided_copy<2>(src, dst, *nd, count, s); break;
+        case 4: st = launch_strided_copy<4>(src, dst, *nd, count, s); break;
+        default: st = launch_strided_copy<8>(src, dst, *nd, count, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_transpose_2d(const void* src, void* dst, int64_t elem_size, int64_t batch,
+                                                  int64_t rows, int64_t cols, void* stream) {
+    const char* name = "fp8ort_onnx_transpose_2d";
+    if (!valid_elem_size(elem_size))
+        return fail(FP8ORT_UNSUPPORTED, "%s: element size %lld is not 1, 2, 4 or 8", name, static_cast<long long>(elem_size));
+    if (batch < 0 || rows < 0 || cols < 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative extent (batch %lld, rows %lld, cols %lld)", name,
+                    static_cast<long long>(batch), static_cast<long long>(rows), static_cast<long long>(cols));
+    if (batch == 0 || rows == 0 || cols == 0) return ok();
+    if (mul_overflows(batch, rows) || mul_overflows(batch * rows, cols))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: more than 2^63 elements", name);
+    if (!src || !dst) return fail(FP8ORT_INVALID_ARGUMENT, "%s: src and dst must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (elem_size) {
+        case 1: st = launch_transpose_2d<1>(src, dst, batch, rows, cols, s); break;
+        case 2: st = launch_transpose_2d<2>(src, dst, batch, rows, cols, s); break;
+        case 4: st = launch_transpose_2d<4>(src, dst, batch, rows, cols, s); break;
+        default: st = launch_transpose_2d<8>(src, dst, batch, rows, cols, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_copy_rows(const void* src, void* dst, int64_t rows, int64_t row_bytes,
+                                               int64_t src_pitch, int64_t dst_pitch, void* stream) {
+    const char* name = "fp8ort_onnx_copy_rows";
+    if (rows < 0 || row_bytes < 0 || src_pitch < row_bytes || dst_pitch < row_bytes)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: need rows >= 0 and pitches >= row_bytes >= 0; got %lld, %lld, %lld, %lld",
+                    name, static_cast<long long>(rows), static_cast<long long>(row_bytes), static_cast<long long>(src_pitch),
+                    static_cast<long long>(dst_pitch));
+    if (rows == 0 || row_bytes == 0) return ok();
+    if (!src || !dst) return fail(FP8ORT_INVALID_ARGUMENT, "%s: src and dst must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    const int unit = unit_for({reinterpret_cast<uint64_t>(src), reinterpret_cast<uint64_t>(dst),
+                               static_cast<uint64_t>(row_bytes), static_cast<uint64_t>(src_pitch),
+                               static_cast<uint64_t>(dst_pitch)});
+    fp8ort_status st;
+    switch (unit) {
+        case 1: st = launch_copy_rows<1>(src, dst, rows, row_bytes, src_pitch, dst_pitch, s); break;
+        case 2: st = launch_copy_rows<2>(src, dst, rows, row_bytes, src_pitch, dst_pitch, s); break;
+        case 4: st = launch_copy_rows<4>(src, dst, rows, row_bytes, src_pitch, dst_pitch, s); break;
+        default: st = launch_copy_rows<8>(src, dst, rows, row_bytes, src_pitch, dst_pitch, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_copy(const void* src, void* dst, int64_t bytes, void* stream) {
+    if (bytes < 0) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_copy: negative size %lld", static_cast<long long>(bytes));
+    if (bytes == 0 || src == dst) return ok();
+    if (!src || !dst) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_copy: src and dst must be device pointers, got NULL");
+    FP8ORT_TRY(check_runtime(hipMemcpyAsync(dst, src, static_cast<size_t>(bytes), hipMemcpyDeviceToDevice, as_stream(stream)),
+                             "fp8ort_onnx_copy"));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_onnx_gather(const void* data, const void* indices, int32_t index_type, void* out,
+                                            int64_t elem_size, int64_t outer, int64_t axis_dim, int64_t inner,
+                                            int64_t index_count, void* stream) {
+    const char* name = "fp8ort_onnx_gather";
+    if (!valid_elem_size(elem_size))
+        return fail(FP8ORT_UNSUPPORTED, "%s: element size %lld is not 1, 2, 4 or 8", name, static_cast<long long>(elem_size));
+    if (index_type != FP8ORT_ONNX_INT64 && index_type != FP8ORT_ONNX_INT32)
+        return fail(FP8ORT_UNSUPPORTED, "%s: index type %d is not int64/int32", name, static_cast<int>(index_type));
+    if (outer < 0 || axis_dim < 0 || inner < 0 || index_count < 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative extent", name);
+    if (outer == 0 || inner == 0 || index_count == 0) return ok();
+    if (mul_overflows(outer, index_count) || mul_overflows(outer * index_count, inner) ||
+        mul_overflows(outer, axis_dim) || mul_overflows(outer * axis_dim, inner))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: more than 2^63 elements", name);
+    if (!indices || !out || (axis_dim > 0 && !data))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: data, indices and out must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    // Rows of `inner` elements move as wider units where sizes and pointers allow (e.g. float16 rows of 64 as 8-byte units).
+    const int unit = unit_for({static_cast<uint64_t>(inner * elem_size), reinterpret_cast<uint64_t>(data),
+                               reinterpret_cast<uint64_t>(out)});
+    const int width = unit > elem_size ? unit : static_cast<int>(elem_size);
+    const int64_t units = inner * elem_size / width;
+    fp8ort_status st;
+    switch (width) {
+        case 1: st = launch_gather<1>(data, indices, index_type, out, outer, axis_dim, units, index_count, s); break;
+        case 2: st = launch_gather<2>(data, indices, index_type, out, outer, axis_dim, units, index_count, s); break;
+        case 4: st = launch_gather<4>(data, indices, index_type, out, outer, axis_dim, units, index_count, s); break;
+        default: st = launch_gather<8>(data, indices, index_type, out, outer, axis_dim, units, index_count, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_fill(void* dst, int64_t elem_size, int64_t count, uint64_t value_bits, void* stream) {
+    const char* name = "fp8ort_onnx_fill";
+    if (!valid_elem_size(elem_size))
+        return fail(FP8ORT_UNSUPPORTED, "%s: element size %lld is not 1, 2, 4 or 8", name, static_cast<long long>(elem_size));
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative count %lld", name, static_cast<long long>(count));
+    if (count == 0) return ok();
+    if (!dst) return fail(FP8ORT_INVALID_ARGUMENT, "%s: dst must be a device pointer, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (elem_size) {
+        case 1: st = launch_fill<1>(dst, count, value_bits, s); break;
+        case 2: st = launch_fill<2>(dst, count, value_bits, s); break;
+        case 4: st = launch_fill<4>(dst, count, value_bits, s); break;
+        default: st = launch_fill<8>(dst, count, value_bits, s); break;
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
