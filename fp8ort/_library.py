@@ -46,11 +46,63 @@ def get_ep_names() -> list[str]:
     return [EP_NAME]
 
 
+MIN_ORT_VERSION = (1, 24)
+
+
+def ort_version() -> tuple[int, int]:
+    """(major, minor) of the installed onnxruntime."""
+    import onnxruntime as ort
+
+    parts = ort.__version__.split(".")
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def check_ort_version() -> None:
+    """Raise RuntimeError when onnxruntime is too old for the plugin execution provider."""
+    import onnxruntime as ort
+
+    if ort_version() < MIN_ORT_VERSION:
+        need = ".".join(map(str, MIN_ORT_VERSION))
+        raise RuntimeError(
+            f"fp8ort's execution provider needs onnxruntime >= {need} (plugin-EP kernel registry); found "
+            f"onnxruntime {ort.__version__}. Upgrade it: pip install -U 'onnxruntime>={need}'"
+        )
+
+
 def register(registration_name: str = "fp8ort") -> str:
     """Register the library as a plugin-EP library with onnxruntime (idempotent); returns the name used."""
     import onnxruntime as ort
 
+    check_ort_version()
     if registration_name not in _registered:
         ort.register_execution_provider_library(registration_name, get_library_path())
         _registered.add(registration_name)
     return registration_name
+
+
+def unregister(registration_name: str = "fp8ort") -> bool:
+    """Unregister a library registered by ``register`` (sessions already created keep working); True if it was."""
+    import onnxruntime as ort
+
+    if registration_name not in _registered:
+        return False
+    ort.unregister_execution_provider_library(registration_name)
+    _registered.discard(registration_name)
+    return True
+
+
+def ep_devices() -> list:
+    """The ``OrtEpDevice``s of fp8ort's execution provider (registers the library first)."""
+    import onnxruntime as ort
+
+    register()
+    return [d for d in ort.get_ep_devices() if d.ep_name == EP_NAME]
+
+
+def backend() -> str:
+    """GPU backend the library was built with: ``none``, ``cuda`` or ``hip`` (from its EP devices' metadata)."""
+    for d in ep_devices():
+        value = dict(d.ep_metadata).get("fp8ort.backend")
+        if value:
+            return value
+    raise RuntimeError(f"{get_library_path()} offers no {EP_NAME} device; it is not a fp8ort plugin-EP build")

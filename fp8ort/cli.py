@@ -67,26 +67,40 @@ def _cmd_quantize(args: argparse.Namespace) -> int:
 
 
 def info() -> dict:
-    """Library path, ORT version, execution providers, plugin-EP devices and GPUs seen."""
+    """Library path, build backend, ORT version, execution providers, fp8ort's EP devices and the GPUs seen."""
     import platform
     import shutil
     import subprocess
 
     import onnxruntime as ort
 
-    from . import __version__, get_library_path
+    from . import __version__, _library
 
     d: dict = {"fp8ort": __version__, "python": platform.python_version(), "onnxruntime": ort.__version__,
                "providers": ort.get_available_providers()}
     try:
-        d["library"] = get_library_path()
+        d["library"] = _library.get_library_path()
     except FileNotFoundError as exc:
         d["library"] = None
         d["library_error"] = str(exc)
-    try:
-        d["ep_devices"] = [f"{e.ep_name}:{e.device.type}" for e in ort.get_ep_devices()]
-    except (AttributeError, RuntimeError) as exc:  # older ORT without the plugin-EP API
-        d["ep_devices"] = f"unavailable ({exc})"
+    d["backend"] = None
+    if d["library"] is not None:
+        try:
+            devices = _library.ep_devices()
+            d["backend"] = _library.backend()
+            d["ep_devices"] = []
+            d["gpu_arch"] = []
+            for e in devices:
+                meta = dict(e.ep_metadata)
+                kind = meta.get("fp8ort.device", "?")
+                label = f"{e.ep_name}:{kind}"
+                if kind == "gpu":
+                    label += f":{meta.get('fp8ort.gpu_ordinal', '?')} (pci {meta.get('pci_bus_id', '?')})"
+                    if meta.get("fp8ort.gpu_arch"):
+                        d["gpu_arch"].append(meta["fp8ort.gpu_arch"])
+                d["ep_devices"].append(label)
+        except (AttributeError, RuntimeError) as exc:  # ORT older than 1.24, or not a plugin-EP build
+            d["ep_devices"] = f"unavailable ({exc})"
     gpus = []
     if shutil.which("nvidia-smi"):
         r = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],

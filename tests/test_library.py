@@ -21,13 +21,21 @@ def test_exports_only_the_three_entry_points(library):
 
 
 def test_plugin_ep_library_registers_and_unregisters(library):
+    def cpu_devices():
+        ours = [d for d in ort.get_ep_devices() if d.ep_name == fp8ort.get_ep_name()]
+        return [d for d in ours if dict(d.ep_metadata).get("fp8ort.device") == "cpu"]
+
+    before = len(cpu_devices())  # another test may hold a registration of its own
     name = "fp8ort_test_registration"
     ort.register_execution_provider_library(name, library)
     try:
-        # No EP device is offered yet: the factory list is empty, and nothing else breaks.
-        assert all(d.ep_name != fp8ort.get_ep_name() for d in ort.get_ep_devices())
+        # The factory offers the CPU device (ORT's CPU hardware device), naming the build's GPU backend.
+        cpu = cpu_devices()
+        assert len(cpu) == before + 1 and all(d.device.type == ort.OrtHardwareDeviceType.CPU for d in cpu)
+        assert all(dict(d.ep_metadata)["fp8ort.backend"] in ("none", "cuda", "hip") for d in cpu)
     finally:
         ort.unregister_execution_provider_library(name)
+    assert len(cpu_devices()) == before
 
 
 def test_register_is_idempotent(library, monkeypatch):

@@ -1,7 +1,10 @@
 // GPU kernels of the com.fp8ort ops for ORT's own GPU execution providers (CUDAExecutionProvider in
 // onnxruntime-gpu, ROCMExecutionProvider in onnxruntime-rocm <= 1.22), through the custom-op library.
-// Everything runs on ORT's compute stream: weights are packed on the first run (stream-ordered, no host sync),
-// scratch memory comes from the EP's allocator, scales stay in device memory.
+// Everything runs on ORT's compute stream; scratch memory comes from the EP's allocator, scales stay in device memory.
+// A constant weight (initializer in device memory) is packed when the kernel is created, on the default stream and
+// waited for there, so no run packs (and a captured graph never contains packing); a weight fed at run time, or a
+// conv whose packed layout depends on an input shape unknown at creation, is packed on the first run's stream.
+// The plugin EP (plugin_ep/) and the custom-op library for ORT's CUDA/ROCm EPs create the same kernels.
 // FP8MatMul can take the vendor BLAS-Lt GEMM (cuBLASLt, hipBLASLt) for large problems where it runs, our own GEMM
 // otherwise; FP8ORT_GEMM_BACKEND=ours|blaslt|auto picks (default ours: on the H200 the cuBLASLt route, with its
 // separate epilogue pass, is slower than our GEMM).
@@ -11,6 +14,7 @@
 #include <string>
 
 #include "fp8_kernels.h"
+#include "fp8_runtime.h"
 #include "gpu/gpu_ops.h"
 
 namespace fp8ort {
@@ -124,6 +128,47 @@ fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, co
 }
 
 // Which GEMM FP8MatMul uses, from FP8ORT_GEMM_BACKEND (read once per process).
+// A constant input in GPU memory at kernel creation (a weight initializer), or nullptr.
+const OrtValue* device_constant(const OrtKernelInfo* info, size_t index) {
+  const OrtValue* value = constant_input(info, index);
+  if (value == nullptr) return nullptr;
+  const OrtEpApi* ep_api = g_ort->GetEpApi();
+  const OrtMemoryDevice* device = ep_api != nullptr ? ep_api->Value_GetMemoryDevice(value) : nullptr;
+  if (device == nullptr || ep_api->MemoryDevice_GetDeviceType(device) != OrtMemoryInfoDeviceType_GPU) return nullptr;
+  return value;
+}
+
+// The static shape of input `index` (unknown dimensions as -1), or empty when ORT does not know it.
+std::vector<int64_t> static_input_shape(const OrtKernelInfo* info, size_t index) {
+  OrtTypeInfo* type_info = nullptr;
+  if (OrtStatus* st = g_ort->KernelInfo_GetInputTypeInfo(info, index, &type_info)) {
+    g_ort->ReleaseStatus(st);
+    return {};
+  }
+  std::vector<int64_t> dims;
+  const OrtTensorTypeAndShapeInfo* tensor = nullptr;
+  OrtStatus* st = g_ort->CastTypeInfoToTensorInfo(type_info, &tensor);
+  size_t rank = 0;
+  if (st == nullptr && tensor != nullptr) st = g_ort->GetDimensionsCount(tensor, &rank);
+  if (st == nullptr && tensor != nullptr) {
+    dims.resize(rank);
+    st = g_ort->GetDimensions(tensor, dims.data(), rank);
+  }
+  if (st != nullptr) {
+    g_ort->ReleaseStatus(st);
+    dims.clear();
+  }
+  g_ort->ReleaseTypeInfo(type_info);
+  return dims;
+}
+
+// Waits for packing launched on the default stream at kernel creation.
+void wait_for_default_stream() {
+  if (fp8rt_stream_synchronize(nullptr) != 0) {
+    fail(std::string("packing the weight at session creation failed: ") + fp8rt_last_error(), ORT_EP_FAIL);
+  }
+}
+
 enum class GemmBackend { kAuto, kOurs, kBlasLt, kInvalid };
 
 GemmBackend gemm_backend() {
@@ -170,6 +215,7 @@ class GpuConv final : public Kernel {
       fail("the GPU kernel needs layout=\"NHWC\"; quantize with fp8ort.QuantizeConfig(layout=\"NHWC\")",
            ORT_NOT_IMPLEMENTED);
     }
+    pack_at_creation(info);
   }
 
   void compute(OrtKernelContext* ctx) override {
@@ -181,30 +227,7 @@ class GpuConv final : public Kernel {
                          attrs_.pads[0], attrs_.pads[1], attrs_.pads[2], attrs_.pads[3], attrs_.dilations[0],
                          attrs_.dilations[1], attrs_.group};
     const auto fmt = static_cast<fp8ort_fp8_format>(w.type);
-    int64_t padded_c = 0;
-    {
-      std::lock_guard<std::mutex> lock(pack_mutex_);
-      if (packed_.get() == nullptr) {  // first run: pack on this stream; later runs are ordered after it
-        // Channel counts the tensor-core convolution cannot take (in_c % 16 != 0, e.g. an RGB stem) are padded
-        // with zero channels when that turns the portable kernel into the wgmma one.
-        if (cs.group == 1 && cs.in_c % 16 != 0) {
-          fp8ort_conv_shape p = cs;
-          p.in_c = (cs.in_c + 15) / 16 * 16;
-          if (std::string(fp8ort_conv_kernel_name(fmt, &p)).rfind("wgmma_sm90a", 0) == 0) padded_c_ = p.in_c;
-        }
-        if (padded_c_ != 0) {
-          fp8ort_conv_shape p = cs;
-          p.in_c = padded_c_;
-          packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&p));
-          gpu_check(fp8ort_conv_pack_weight_padded(w.data, &p, cs.in_c, packed_.get(), stream),
-                    "fp8ort_conv_pack_weight_padded");
-        } else {
-          packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&cs));
-          gpu_check(fp8ort_conv_pack_weight(w.data, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");
-        }
-      }
-      padded_c = padded_c_;
-    }
+    const int64_t padded_c = ensure_packed(w.data, fmt, cs, stream);
     const float* x_scale = scale_ptr(input(ctx, 2), "x_scale", 1);
     fp8ort_epilogue epi = gpu_epilogue(ctx, common_, x_scale, input(ctx, 3), s.m, s.y_shape, "B");
     Tensor y = output(ctx, 0, s.y_shape);
@@ -236,6 +259,52 @@ class GpuConv final : public Kernel {
   }
 
  private:
+  // The in_c the wgmma conv kernel needs W and X padded to for this shape, or 0 when no padding is needed.
+  static int64_t padded_channels(fp8ort_fp8_format fmt, const fp8ort_conv_shape& cs) {
+    if (cs.group != 1 || cs.in_c % 16 == 0) return 0;
+    fp8ort_conv_shape p = cs;
+    p.in_c = (cs.in_c + 15) / 16 * 16;
+    return std::string(fp8ort_conv_kernel_name(fmt, &p)).rfind("wgmma_sm90a", 0) == 0 ? p.in_c : 0;
+  }
+
+  // Packs W for this shape unless it is packed already in the layout the shape needs; returns padded_c.
+  int64_t ensure_packed(const void* w, fp8ort_fp8_format fmt, const fp8ort_conv_shape& cs, void* stream) {
+    std::lock_guard<std::mutex> lock(pack_mutex_);
+    const int64_t want = padded_channels(fmt, cs);
+    if (packed_.get() != nullptr && want == padded_c_) return padded_c_;
+    padded_c_ = want;
+    if (padded_c_ != 0) {
+      fp8ort_conv_shape p = cs;
+      p.in_c = padded_c_;
+      packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&p));
+      gpu_check(fp8ort_conv_pack_weight_padded(w, &p, cs.in_c, packed_.get(), stream), "fp8ort_conv_pack_weight_padded");
+    } else {
+      packed_ = DeviceBuffer(alloc_.get(), fp8ort_conv_packed_bytes(&cs));
+      gpu_check(fp8ort_conv_pack_weight(w, &cs, packed_.get(), stream), "fp8ort_conv_pack_weight");
+    }
+    return padded_c_;
+  }
+
+  // Packs a constant W now when X's static shape fixes the layout (unknown batch taken as 1); otherwise the
+  // first run packs.
+  void pack_at_creation(const OrtKernelInfo* info) {
+    const OrtValue* wv = device_constant(info, 1);
+    if (wv == nullptr) return;
+    Tensor w = describe(wv);
+    std::vector<int64_t> x_shape = static_input_shape(info, 0);
+    if (!is_fp8_type(w.type) || w.shape.size() != 4 || x_shape.size() != 4) return;
+    if (x_shape[0] < 0) x_shape[0] = 1;
+    for (int64_t d : x_shape) {
+      if (d <= 0) return;
+    }
+    ConvShape s = conv_shape(attrs_, x_shape, w.shape);
+    fp8ort_conv_shape cs{s.n, s.h, s.w, s.c, s.m, s.kh, s.kw, attrs_.strides[0], attrs_.strides[1],
+                         attrs_.pads[0], attrs_.pads[1], attrs_.pads[2], attrs_.pads[3], attrs_.dilations[0],
+                         attrs_.dilations[1], attrs_.group};
+    ensure_packed(w.data, static_cast<fp8ort_fp8_format>(w.type), cs, nullptr);
+    wait_for_default_stream();
+  }
+
   ConvAttrs attrs_;
   CommonAttrs common_;
   Allocator alloc_;  // declared before packed_: destroyed after it
@@ -256,6 +325,13 @@ class GpuMatMul final : public Kernel {
       fail(std::string("environment variable FP8ORT_GEMM_BACKEND must be ours, blaslt or auto; got '") +
            std::getenv("FP8ORT_GEMM_BACKEND") + "'");
     }
+    if (const OrtValue* bv = device_constant(info, 1)) {  // a constant B: pack it now, not on the first run
+      Tensor b = describe(bv);
+      if (is_fp8_type(b.type) && b.shape.size() == 2) {
+        pack(b, nullptr);
+        wait_for_default_stream();
+      }
+    }
   }
 
   void compute(OrtKernelContext* ctx) override {
@@ -270,14 +346,7 @@ class GpuMatMul final : public Kernel {
       fail("input A has K=" + std::to_string(a.shape.back()) + " but B " + shape_str(b.shape) + " needs K=" +
            std::to_string(k));
     }
-    {
-      std::lock_guard<std::mutex> lock(pack_mutex_);
-      if (packed_.get() == nullptr) {
-        packed_ = DeviceBuffer(alloc_.get(), fp8ort_gemm_packed_bytes(n, k));
-        gpu_check(fp8ort_gemm_pack_weight(b.data, static_cast<int>(trans_b_), k, n, packed_.get(), stream),
-                  "fp8ort_gemm_pack_weight");
-      }
-    }
+    pack(b, stream);
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = n;
     const float* a_scale = scale_ptr(input(ctx, 2), "a_scale", 1);
@@ -299,6 +368,17 @@ class GpuMatMul final : public Kernel {
  private:
   // The BLAS-Lt route: true when it computed Y. Under "auto" a problem it cannot run (FP8ORT_UNSUPPORTED) falls
   // back to our GEMM silently; FP8ORT_GEMM_BACKEND=blaslt makes that an error instead.
+  // Packs B once (a weight fed at run time: on the first run's stream).
+  void pack(const Tensor& b, void* stream) {
+    std::lock_guard<std::mutex> lock(pack_mutex_);
+    if (packed_.get() != nullptr) return;
+    const int64_t k = trans_b_ ? b.shape[1] : b.shape[0];
+    const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
+    packed_ = DeviceBuffer(alloc_.get(), fp8ort_gemm_packed_bytes(n, k));
+    gpu_check(fp8ort_gemm_pack_weight(b.data, static_cast<int>(trans_b_), k, n, packed_.get(), stream),
+              "fp8ort_gemm_pack_weight");
+  }
+
   bool run_blaslt(const void* aq, fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k,
                   const fp8ort_epilogue& epi, void* y, void* stream) {
     const GemmBackend backend = gemm_backend();

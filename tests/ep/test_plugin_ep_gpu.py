@@ -1,0 +1,151 @@
+"""fp8ort's plugin execution provider on its GPU device (skipped unless the library offers one): the com.fp8ort ops
+and a quantized NHWC model through ``fp8ort.InferenceSession(device="gpu")``, data moved by the EP's data transfer
+and allocators, graph capture on onnxruntime >= 1.26. GPU results are checked as in tests/gpu_ort (float32 or
+wgmma accumulation: SQNR for high precision, FP8 codes one step apart at most at rounding boundaries).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx_ir as ir
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto
+
+import fp8ort
+from fp8ort import numerics as nx
+from fp8ort import ops, reference
+
+from .._util import activations, fp8_weights
+from ..gpu_ort.test_cuda_ep import _abs_sum_conv, _check
+from ..quantization import qmodels
+
+EP = fp8ort.get_ep_name()
+
+
+@pytest.fixture(autouse=True)
+def _gpu_device(library, monkeypatch):
+    monkeypatch.setenv("FP8ORT_LIBRARY", library)
+    if not any(dict(d.ep_metadata).get("fp8ort.device") == "gpu" for d in fp8ort.ep_devices()):
+        pytest.skip("fp8ort's EP offers no GPU device here")
+
+
+def _all_on_ep(sess) -> None:
+    assert sess.placement and set(sess.placement.values()) == {EP}, sess.placement
+
+
+def test_gpu_device_metadata():
+    dev = fp8ort.select_device("gpu")
+    meta = dict(dev.ep_metadata)
+    assert meta["fp8ort.backend"] in ("cuda", "hip") and meta["fp8ort.gpu_ordinal"] == "0"
+    assert meta["fp8ort.gpu_arch"].startswith(("sm_", "gfx")), meta
+    assert dev.device.vendor_id in (0x10DE, 0x1002) and dev.device.type == ort.OrtHardwareDeviceType.GPU
+    assert fp8ort.select_device("auto").device.type == ort.OrtHardwareDeviceType.GPU
+
+
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.FLOAT8E4M3FN])
+@pytest.mark.parametrize("shape", [(1, 28, 28, 64, 64, 3, 1), (2, 17, 13, 3, 10, 7, 2)])
+def test_conv_nhwc_on_gpu_device(shape, out_type, rng):
+    n, h, w, c, m, k, stride = shape
+    x = activations(rng, (n, h, w, c), 0.05, np.float32)
+    wq, ws = fp8_weights(rng, (m, c, k, k))
+    inputs = {
+        "X": x,
+        "W": wq,
+        "x_scale": np.float32(0.05),
+        "w_scale": ws,
+        "B": rng.standard_normal(m).astype(np.float32),
+    }
+    attrs = dict(strides=[stride, stride], pads=[k // 2] * 4, layout="NHWC", activation="Relu")
+    if nx.is_fp8(out_type):
+        inputs["y_scale"] = np.float32(np.abs(reference.fp8_conv(**inputs, **attrs)).max() / 300 + 1e-3)
+    model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    abs_sum = _abs_sum_conv(inputs, attrs)
+    if nx.is_fp8(out_type):
+        abs_sum = abs_sum / inputs["y_scale"]
+    expected = reference.fp8_conv(**inputs, output_dtype=out_type, **attrs)
+    for _ in range(2):  # the second run reuses the weight packed at session creation
+        _check(ops.run(sess, {"X": x})[0], expected, abs_sum=abs_sum)
+
+
+@pytest.mark.parametrize("a_shape,n,trans_b", [((5, 64), 48, 0), ((3, 40, 96), 70, 1), ((256, 512), 256, 0)])
+def test_matmul_on_gpu_device(a_shape, n, trans_b, rng):
+    k = a_shape[-1]
+    a = activations(rng, a_shape, 0.05, np.float32)
+    b, bs = fp8_weights(rng, (n, k) if trans_b else (k, n), axis=0 if trans_b else 1)
+    inputs = {
+        "A": a,
+        "B": b,
+        "a_scale": np.float32(0.05),
+        "b_scale": bs,
+        "C": rng.standard_normal(n).astype(np.float32),
+    }
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], transB=trans_b)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    qa = nx.quantize(a, inputs["a_scale"], nx.E4M3FN)
+    abs_a = (qa.view(np.uint8) & 0x7F).view(qa.dtype)
+    abs_b = (b.view(np.uint8) & 0x7F).view(b.dtype)
+    abs_sum = reference.fp8_matmul(abs_a, abs_b, inputs["a_scale"], bs, transB=trans_b).astype(np.float64)
+    _check(ops.run(sess, {"A": a})[0], reference.fp8_matmul(**inputs, transB=trans_b), abs_sum=abs_sum)
+
+
+@pytest.mark.parametrize("fmt", [nx.E4M3FN, nx.E5M2], ids=str)
+def test_quantize_dequantize_on_gpu_device_match_the_cpu_route(fmt, rng, library):
+    scale = np.float32(0.02)
+    x = activations(rng, (4, 1000), scale, np.float32)
+    q = ops.make_op_model("FP8Quantize", {"X": x, "scale": scale}, output_dtype=fmt.onnx_type)
+    sess = fp8ort.InferenceSession(q, device="gpu", strict=True)
+    _all_on_ep(sess)
+    got = ops.run(sess, {"X": x})[0]
+    np.testing.assert_array_equal(got.view(np.uint8), ops.run(q, {"X": x}, library)[0].view(np.uint8))
+    dq = ops.make_op_model("FP8Dequantize", {"X": got, "scale": scale})
+    np.testing.assert_array_equal(
+        ops.run(fp8ort.InferenceSession(dq, device="gpu", strict=True), {"X": got})[0],
+        ops.run(dq, {"X": got}, library)[0],
+    )
+
+
+def test_quantized_nhwc_model_on_gpu_device(rng, library):
+    model = qmodels.resnetish()
+    q = ir.to_proto(
+        fp8ort.quantize(model, calibration_data=qmodels.calib(model, n=8), config=fp8ort.QuantizeConfig(layout="NHWC"))
+    )
+    x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fp8ort.PlacementWarning)
+        sess = fp8ort.InferenceSession(q, device="gpu")
+    fp8_nodes = [n.name for n in q.graph.node if n.domain == fp8ort.DOMAIN]
+    assert fp8_nodes and all(sess.placement[n] == EP for n in fp8_nodes)
+    got = sess.run(None, {q.graph.input[0].name: x})[0]
+    want = ops.run(q, {q.graph.input[0].name: x}, library)[0]
+    assert nx.sqnr_db(want.astype(np.float64), got.astype(np.float64)) >= 30.0
+
+
+@pytest.mark.skipif(
+    tuple(int(p) for p in ort.__version__.split(".")[:2]) < (1, 26),
+    reason="graph capture for plugin EPs needs onnxruntime >= 1.26",
+)
+def test_graph_capture_replays_with_new_inputs(rng):
+    k, n = 64, 32
+    a = activations(rng, (8, k), 0.05, np.float32)
+    b, bs = fp8_weights(rng, (k, n), axis=1)
+    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": bs}
+    model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"])
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True, graph_capture=True)
+    vendor = sess.ep_device.device.vendor_id
+    a_dev = ort.OrtValue.ortvalue_from_numpy(a, "gpu", 0, vendor)
+    y_dev = ort.OrtValue.ortvalue_from_shape_and_type([8, n], np.float32, "gpu", 0, vendor)
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input("A", a_dev)
+    binding.bind_ortvalue_output("Y", y_dev)
+    for i in range(4):  # warm-up, capture, replays
+        a_new = activations(rng, (8, k), 0.05, np.float32)
+        a_dev.update_inplace(a_new)
+        sess.run_with_iobinding(binding)
+        expected = reference.fp8_matmul(a_new, b, inputs["a_scale"], bs)
+        assert nx.sqnr_db(expected.astype(np.float64), y_dev.numpy().astype(np.float64)) >= 40.0, f"run {i}"
