@@ -1,0 +1,71 @@
+// Host-side helpers of the GPU device's nn kernels (pooling, reductions, Softmax, LayerNormalization, MatMul, Gemm,
+// Conv): the compute stream, kernel-status checks, attribute parsing and the sliding-window geometry shared by
+// pooling and convolution. Device code: hip_kernels/onnx_{pool,norm,linalg}.hip.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnx_nn_kernels.h"
+#include "ort/kernel.h"
+
+namespace fp8ort {
+namespace gpu_nn {
+
+void* compute_stream(OrtKernelContext* ctx);
+// Throws OpError with the kernel library's message when st is not FP8ORT_OK.
+void check_kernel(fp8ort_status st, const char* entry);
+float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
+// X's element type as the kernel library's dtype; fails unless float32 or float16.
+fp8ort_dtype float_type(const Tensor& t, const char* name);
+// Requires `t` to have element type `type` (Scale, B, C beside X).
+void require_same_type(const Tensor& t, const char* name, ONNXTensorElementDataType type);
+// ONNX axis in [-rank, rank) to [0, rank).
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what);
+int64_t product(const std::vector<int64_t>& shape, size_t begin, size_t end);
+// Output `index` when the node has it and the graph uses it, else an absent Tensor.
+Tensor optional_output(OrtKernelContext* ctx, size_t index, const std::vector<int64_t>& shape);
+
+// Sliding-window attributes of Conv and the pooling ops (1-D or 2-D).
+struct WindowAttrs {
+  std::string auto_pad = "NOTSET";
+  std::vector<int64_t> kernel_shape, strides, pads, dilations;
+  bool ceil_mode = false;  // pooling only
+};
+WindowAttrs parse_window_attrs(const OrtKernelInfo* info);
+
+// One spatial axis after auto_pad and ceil_mode: output size and the pads actually applied.
+struct WindowAxis {
+  int64_t in, out, kernel, stride, dilation, pad_begin, pad_end;
+};
+// Geometry of every spatial axis of an input with `spatial` axes (1 or 2) and the given kernel extent.
+std::vector<WindowAxis> window_geometry(const WindowAttrs& a, const std::vector<int64_t>& in_spatial,
+                                        const std::vector<int64_t>& kernel, bool pooling);
+
+std::unique_ptr<Kernel> create_max_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_average_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_global_average_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_global_max_pool(const OrtKernelInfo* info);
+// Reductions: `_attr` reads axes from the attribute (older opsets), `_input` from input 1 (CPU memory).
+std::unique_ptr<Kernel> create_reduce_sum_attr(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_sum_input(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_mean_attr(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_mean_input(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_max_attr(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_max_input(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_min_attr(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_reduce_min_input(const OrtKernelInfo* info);
+// Softmax/LogSoftmax: `_v13` normalizes one axis, `_v11` the flattened trailing axes (opsets 11-12).
+std::unique_ptr<Kernel> create_softmax_v13(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_softmax_v11(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_log_softmax_v13(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_log_softmax_v11(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_layer_norm(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_matmul(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gemm(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_conv(const OrtKernelInfo* info);
+
+}  // namespace gpu_nn
+}  // namespace fp8ort

@@ -1,0 +1,299 @@
+// Reductions (ReduceSum/Mean/Max/Min, global pooling), Softmax/LogSoftmax and LayerNormalization.
+// A row of contiguous values is reduced by one block (warp shuffles, then shared memory); strided reductions
+// ([outer, r, inner] with inner > 1, short rows) by one thread per output, adjacent threads on adjacent columns.
+#include "onnx_nn_device.h"
+
+namespace fp8ort {
+namespace {
+
+using nn::kElementwiseThreads;
+
+constexpr int kRowThreads = 256;       // block per row for rows of more than kShortRow values
+constexpr int kSmallRowThreads = 64;   // block per row for rows of up to kShortRow values
+constexpr int64_t kShortRow = 256;
+constexpr int64_t kThreadPerRowMax = 32;  // reductions of at most this many values: one thread per output
+
+__device__ __forceinline__ float reduce_init(fp8ort_nn_reduce_op op) {
+    return op == FP8ORT_NN_REDUCE_MAX ? -INFINITY : (op == FP8ORT_NN_REDUCE_MIN ? INFINITY : 0.0f);
+}
+
+__device__ __forceinline__ float reduce_step(fp8ort_nn_reduce_op op, float acc, float v) {
+    switch (op) {
+        case FP8ORT_NN_REDUCE_MAX: return nn::max_nan(acc, v);
+        case FP8ORT_NN_REDUCE_MIN: return nn::min_nan(acc, v);
+        default: return acc + v;
+    }
+}
+
+__device__ __forceinline__ float reduce_finish(fp8ort_nn_reduce_op op, float acc, int64_t count) {
+    return op == FP8ORT_NN_REDUCE_MEAN ? acc / static_cast<float>(count) : acc;
+}
+
+// One block per row of [rows, reduce].
+template <class T>
+__global__ void reduce_rows_kernel(const T* __restrict__ x, T* __restrict__ y, fp8ort_nn_reduce_op op, int64_t rows,
+                                   int64_t reduce) {
+    __shared__ float smem[nn::kMaxBlockWarps];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T* xr = x + row * reduce;
+        float acc = reduce_init(op);
+        for (int64_t j = threadIdx.x; j < reduce; j += blockDim.x) acc = reduce_step(op, acc, nn::load(xr, j));
+        float r;
+        if (op == FP8ORT_NN_REDUCE_MAX)
+            r = nn::block_reduce(acc, nn::max_op{}, smem);
+        else if (op == FP8ORT_NN_REDUCE_MIN)
+            r = nn::block_reduce(acc, nn::min_op{}, smem);
+        else
+            r = nn::block_reduce(acc, nn::sum_op{}, smem);
+        if (threadIdx.x == 0) nn::store(y, row, reduce_finish(op, r, reduce));
+    }
+}
+
+// One thread per output of [outer, reduce, inner].
+template <class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    reduce_strided_kernel(const T* __restrict__ x, T* __restrict__ y, fp8ort_nn_reduce_op op, int64_t outer,
+                          int64_t reduce, int64_t inner) {
+    const int64_t count = outer * inner;
+    const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += grid_stride) {
+        const int64_t o = i / inner, in = i - o * inner;
+        const T* xp = x + o * reduce * inner + in;
+        float acc = reduce_init(op);
+        for (int64_t r = 0; r < reduce; ++r) acc = reduce_step(op, acc, nn::load(xp, r * inner));
+        nn::store(y, i, reduce_finish(op, acc, reduce));
+    }
+}
+
+struct reduce_shape {
+    int rank;
+    int64_t dims[FP8ORT_NN_MAX_RANK];
+    int reduced[FP8ORT_NN_MAX_RANK];
+    int64_t strides[FP8ORT_NN_MAX_RANK];  // of X
+};
+
+// Any axes: one thread per output; the reduced coordinates are decoded per element.
+template <class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    reduce_axes_kernel(const T* __restrict__ x, T* __restrict__ y, fp8ort_nn_reduce_op op, reduce_shape s,
+                       int64_t out_count, int64_t reduce_count) {
+    const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < out_count; i += grid_stride) {
+        int64_t base = 0, rest = i;
+        for (int a = s.rank - 1; a >= 0; --a) {
+            if (s.reduced[a]) continue;
+            base += (rest % s.dims[a]) * s.strides[a];
+            rest /= s.dims[a];
+        }
+        float acc = reduce_init(op);
+        for (int64_t r = 0; r < reduce_count; ++r) {
+            int64_t off = base, q = r;
+            for (int a = s.rank - 1; a >= 0; --a) {
+                if (!s.reduced[a]) continue;
+                off += (q % s.dims[a]) * s.strides[a];
+                q /= s.dims[a];
+            }
+            acc = reduce_step(op, acc, nn::load(x, off));
+        }
+        nn::store(y, i, reduce_finish(op, acc, reduce_count));
+    }
+}
+
+template <class T>
+fp8ort_status launch_reduce(const void* x, void* y, fp8ort_nn_reduce_op op, int64_t outer, int64_t reduce,
+                            int64_t inner, hipStream_t stream) {
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    if (inner == 1 && reduce > kThreadPerRowMax) {
+        const int threads = reduce > kShortRow ? kRowThreads : kSmallRowThreads;
+        reduce_rows_kernel<T><<<nn::clamp_grid(outer, nn::kMaxGridX), threads, 0, stream>>>(xt, yt, op, outer, reduce);
+    } else {
+        reduce_strided_kernel<T><<<nn::elementwise_blocks(outer * inner), kElementwiseThreads, 0, stream>>>(
+            xt, yt, op, outer, reduce, inner);
+    }
+    return check_launch("fp8ort_nn_reduce");
+}
+
+template <class T>
+fp8ort_status launch_reduce_axes(const void* x, void* y, fp8ort_nn_reduce_op op, const reduce_shape& s,
+                                 int64_t out_count, int64_t reduce_count, hipStream_t stream) {
+    reduce_axes_kernel<T><<<nn::elementwise_blocks(out_count), kElementwiseThreads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<T*>(y), op, s, out_count, reduce_count);
+    return check_launch("fp8ort_nn_reduce_axes");
+}
+
+// ---- Softmax ----
+
+// One block per row (inner == 1).
+template <class T>
+__global__ void softmax_rows_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t d, int log) {
+    __shared__ float smem[nn::kMaxBlockWarps];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T* xr = x + row * d;
+        T* yr = y + row * d;
+        float m = -INFINITY;
+        for (int64_t j = threadIdx.x; j < d; j += blockDim.x) m = nn::max_nan(m, nn::load(xr, j));
+        m = nn::block_reduce(m, nn::max_op{}, smem);
+        float s = 0.0f;
+        for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += expf(nn::load(xr, j) - m);
+        s = nn::block_reduce(s, nn::sum_op{}, smem);
+        if (log) {
+            const float shift = m + logf(s);
+            for (int64_t j = threadIdx.x; j < d; j += blockDim.x) nn::store(yr, j, nn::load(xr, j) - shift);
+        } else {
+            const float inv = 1.0f / s;
+            for (int64_t j = threadIdx.x; j < d; j += blockDim.x) nn::store(yr, j, expf(nn::load(xr, j) - m) * inv);
+        }
+    }
+}
+
+// One thread per (outer, inner) column of [outer, d, inner].
+template <class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    softmax_strided_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t outer, int64_t d, int64_t inner,
+                           int log) {
+    const int64_t count = outer * inner;
+    const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += grid_stride) {
+        const int64_t o = i / inner, in = i - o * inner;
+        const int64_t base = o * d * inner + in;
+        float m = -INFINITY;
+        for (int64_t j = 0; j < d; ++j) m = nn::max_nan(m, nn::load(x, base + j * inner));
+        float s = 0.0f;
+        for (int64_t j = 0; j < d; ++j) s += expf(nn::load(x, base + j * inner) - m);
+        if (log) {
+            const float shift = m + logf(s);
+            for (int64_t j = 0; j < d; ++j) nn::store(y, base + j * inner, nn::load(x, base + j * inner) - shift);
+        } else {
+            const float inv = 1.0f / s;
+            for (int64_t j = 0; j < d; ++j)
+                nn::store(y, base + j * inner, expf(nn::load(x, base + j * inner) - m) * inv);
+        }
+    }
+}
+
+template <class T>
+fp8ort_status launch_softmax(const void* x, void* y, int64_t outer, int64_t d, int64_t inner, int log,
+                             hipStream_t stream) {
+    const T* xt = static_cast<const T*>(x);
+    T* yt = static_cast<T*>(y);
+    if (inner == 1) {
+        const int threads = d > kShortRow ? kRowThreads : kSmallRowThreads;
+        softmax_rows_kernel<T><<<nn::clamp_grid(outer, nn::kMaxGridX), threads, 0, stream>>>(xt, yt, outer, d, log);
+    } else {
+        softmax_strided_kernel<T><<<nn::elementwise_blocks(outer * inner), kElementwiseThreads, 0, stream>>>(
+            xt, yt, outer, d, inner, log);
+    }
+    return check_launch("fp8ort_nn_softmax");
+}
+
+// ---- LayerNormalization: one block per row, mean then variance then the output (the row stays in cache) ----
+
+template <class T>
+__global__ void layer_norm_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
+                                  T* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out,
+                                  int64_t rows, int64_t cols, float epsilon) {
+    __shared__ float smem[nn::kMaxBlockWarps];
+    const float inv_cols = 1.0f / static_cast<float>(cols);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T* xr = x + row * cols;
+        T* yr = y + row * cols;
+        float s = 0.0f;
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += nn::load(xr, j);
+        const float mean = nn::block_reduce(s, nn::sum_op{}, smem) * inv_cols;
+        float v = 0.0f;
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+            const float dlt = nn::load(xr, j) - mean;
+            v += dlt * dlt;
+        }
+        const float var = nn::block_reduce(v, nn::sum_op{}, smem) * inv_cols;
+        const float inv_std = 1.0f / sqrtf(var + epsilon);
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+            float o = (nn::load(xr, j) - mean) * inv_std * nn::load(scale, j);
+            if (bias) o += nn::load(bias, j);
+            nn::store(yr, j, o);
+        }
+        if (threadIdx.x == 0) {
+            if (mean_out) mean_out[row] = mean;
+            if (inv_std_out) inv_std_out[row] = inv_std;
+        }
+    }
+}
+
+template <class T>
+fp8ort_status launch_layer_norm(const void* x, const void* scale, const void* bias, void* y, float* mean,
+                                float* inv_std, int64_t rows, int64_t cols, float epsilon, hipStream_t stream) {
+    const int threads = cols > kShortRow ? kRowThreads : kSmallRowThreads;
+    layer_norm_kernel<T><<<nn::clamp_grid(rows, nn::kMaxGridX), threads, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias), static_cast<T*>(y), mean,
+        inv_std, rows, cols, epsilon);
+    return check_launch("fp8ort_nn_layer_norm");
+}
+
+bool valid_op(fp8ort_nn_reduce_op op) { return op >= FP8ORT_NN_REDUCE_SUM && op <= FP8ORT_NN_REDUCE_MIN; }
+
+}  // namespace
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" fp8ort_status fp8ort_nn_reduce(const void* x, void* y, fp8ort_dtype type, fp8ort_nn_reduce_op op,
+                                          int64_t outer, int64_t reduce, int64_t inner, void* stream) {
+    const char* me = "fp8ort_nn_reduce";
+    if (!nn::is_nn_type(type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not float32/float16", me, dtype_name(type));
+    if (!valid_op(op)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: unknown reduction %d", me, static_cast<int>(op));
+    if (outer < 0 || reduce < 0 || inner < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
+    if (outer == 0 || inner == 0) return ok();
+    if (!y || (reduce > 0 && !x)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x and y must be device pointers, got NULL", me);
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_reduce, x, y, op, outer, reduce, inner, as_stream(stream)));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_nn_reduce_axes(const void* x, void* y, fp8ort_dtype type, fp8ort_nn_reduce_op op,
+                                               int rank, const int64_t* dims, const int* reduced, void* stream) {
+    const char* me = "fp8ort_nn_reduce_axes";
+    if (!nn::is_nn_type(type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not float32/float16", me, dtype_name(type));
+    if (!valid_op(op)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: unknown reduction %d", me, static_cast<int>(op));
+    if (rank < 0 || rank > FP8ORT_NN_MAX_RANK || (rank > 0 && (!dims || !reduced)))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: rank %d is not in [0, %d] or dims are NULL", me, rank, FP8ORT_NN_MAX_RANK);
+    reduce_shape s{};
+    s.rank = rank;
+    int64_t out_count = 1, reduce_count = 1, stride = 1;
+    for (int a = rank - 1; a >= 0; --a) {
+        if (dims[a] < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative dimension", me);
+        s.dims[a] = dims[a];
+        s.reduced[a] = reduced[a] != 0;
+        s.strides[a] = stride;
+        stride *= dims[a];
+        (s.reduced[a] ? reduce_count : out_count) *= dims[a];
+    }
+    if (out_count == 0) return ok();
+    if (!y || (reduce_count > 0 && !x)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x and y must be device pointers, got NULL", me);
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_reduce_axes, x, y, op, s, out_count, reduce_count, as_stream(stream)));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_nn_softmax(const void* x, void* y, fp8ort_dtype type, int64_t outer, int64_t axis_dim,
+                                           int64_t inner, int log, void* stream) {
+    const char* me = "fp8ort_nn_softmax";
+    if (!nn::is_nn_type(type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not float32/float16", me, dtype_name(type));
+    if (outer < 0 || axis_dim < 0 || inner < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
+    if (outer == 0 || axis_dim == 0 || inner == 0) return ok();
+    if (!x || !y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x and y must be device pointers, got NULL", me);
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_softmax, x, y, outer, axis_dim, inner, log, as_stream(stream)));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_nn_layer_norm(const void* x, const void* scale, const void* bias, void* y, float* mean,
+                                              float* inv_std, fp8ort_dtype type, int64_t rows, int64_t cols,
+                                              float epsilon, void* stream) {
+    const char* me = "fp8ort_nn_layer_norm";
+    if (!nn::is_nn_type(type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not float32/float16", me, dtype_name(type));
+    if (rows < 0 || cols < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
+    if (rows == 0) return ok();
+    if (cols == 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: the normalized axes hold no values", me);
+    if (!x || !y || !scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x, scale and y must be device pointers, got NULL", me);
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_layer_norm, x, scale, bias, y, mean, inv_std, rows, cols, epsilon,
+                                  as_stream(stream)));
+    return ok();
+}
