@@ -5,7 +5,7 @@ fp8ort's calls get split-K scratch where they ask for it, as the CUDA EP gives i
 Shapes come from fp8ort.quantization.zoo.resnet50; each unique shape is timed once and weighted by how often the
 model uses it. Median of CUDA-event timings over rotated input buffers.
 
-    python3 bench/conv_layers.py [--batch 256] [--lib build/gpu_test/libfp8ort_kernels.so] [--json out.json]
+    python3 bench/conv_layers.py [--batch 256] [--lib build/libfp8ort_kernels.so] [--json out.json]
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def median_ms(fn, iters: int) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
+    ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
     ap.add_argument("--batch", type=int, nargs="+", default=[256, 32])
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--json")

@@ -3,7 +3,7 @@
 Y[M, N] bf16 = A[M, K] (E4M3) . W[N, K]^T * a_scale * w_scale. Median of CUDA-event timings after warm-up.
 Rows: our kernel (float32 promotion), our kernel with fast accumulation, and fp8ort_gemm_blaslt (cuBLASLt
 accumulating into float32 scratch, then our epilogue pass) when the library has cuBLASLt available.
-Usage: python3 bench/gemm_fp8.py [--lib build/gpu_test/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
+Usage: python3 bench/gemm_fp8.py [--lib build/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
 The C++ harness bench/gemm_fp8.cu calls cuBLASLt directly; this one cross-checks it through PyTorch.
 """
 
@@ -64,7 +64,7 @@ def blaslt_available(lib) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
+    ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--json")
     args = ap.parse_args()

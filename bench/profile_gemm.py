@@ -22,7 +22,7 @@ E4M3, BF16 = 17, 16
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
+    ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
     ap.add_argument("--size", type=int, default=8192)
     ap.add_argument("--overrides", default="0,3")
     args = ap.parse_args()

@@ -26,7 +26,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["gemm", "conv"])
     ap.add_argument("mnk", type=int, nargs="*", help="gemm: M N K")
-    ap.add_argument("--lib", default=str(ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"))
+    ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--c", type=int, default=64)
     ap.add_argument("--hw", type=int, default=56)

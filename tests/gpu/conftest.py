@@ -1,7 +1,7 @@
 """GPU test fixtures: the kernel library (ctypes) and a tiny device-memory helper; skip cleanly without a GPU.
 
-The library is ``build/gpu_test/libfp8ort_kernels.so`` from ``tests/gpu/build_kernels.sh`` (or the path in
-``FP8ORT_KERNELS_LIB``). Device memory goes through the CUDA or HIP runtime that the library itself loaded.
+The library is ``build/libfp8ort_kernels.so``, built by CMake with ``-DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON``
+(or the path in ``FP8ORT_KERNELS_LIB``). Device memory goes through the CUDA or HIP runtime that the library itself loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from gpu_lib import Runtime, load_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_LIB = ROOT / "build" / "gpu_test" / "libfp8ort_kernels.so"
+DEFAULT_LIB = ROOT / "build" / "libfp8ort_kernels.so"
 
 
 def pytest_configure(config):
@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(config, items):
 def kernels():
     path = Path(os.environ.get("FP8ORT_KERNELS_LIB", DEFAULT_LIB))
     if not path.is_file():
-        pytest.skip(f"{path} not built (tests/gpu/build_kernels.sh)")
+        pytest.skip(f"{path} not built (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
     try:
         lib = load_kernels(path)
         rt = Runtime()

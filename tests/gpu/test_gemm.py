@@ -286,7 +286,7 @@ BLASLT_EPILOGUES = [
 def blaslt(gpu):
     lib, _ = gpu
     if not hasattr(lib, "fp8ort_blaslt_available"):
-        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (tests/gpu/build_kernels.sh)")
+        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
     if not lib.fp8ort_blaslt_available():
         pytest.skip(f"cuBLASLt route unavailable: {lib.fp8ort_gpu_last_error().decode()}")
     return gpu
@@ -325,7 +325,7 @@ def test_gemm_blaslt_refusals(gpu):
     neither launches anything. Runs without cuBLASLt too: then every valid call is unsupported."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_gemm_blaslt"):
-        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (tests/gpu/build_kernels.sh)")
+        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
     available = bool(lib.fp8ort_blaslt_available())
     m = n = 16
     epi = EpilogueCase(
@@ -374,7 +374,7 @@ def test_epilogue_apply_is_exact(gpu, size, y_type):
     """fp8ort_epilogue_apply over given float32 accumulators is bit-identical to the reference epilogue."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_epilogue_apply"):
-        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (tests/gpu/build_kernels.sh)")
+        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
     m, n, ld = size
     rng = np.random.default_rng(m * 7 + n)
     acc = (rng.standard_normal((m, ld)) * 3000).astype(np.float32)
@@ -450,7 +450,7 @@ def test_epilogue_apply_activations(gpu, spec, y_type):
     the float64 reference) within 8 float32 ulps, one step in narrower outputs."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_epilogue_apply"):
-        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (tests/gpu/build_kernels.sh)")
+        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
     rng = np.random.default_rng()
     m, n = 300, 260
     kinks = activation_kinks(spec)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The last of the five device calls (after four calls copied .ortgpu/part00..03 to /tmp/ortgpu, see
 # ../shared/tools/ort-gpu-wheel.sh): install onnxruntime-gpu, build the kernel library and libfp8ort.so (CUDA, sm_90a)
-# side by side, then run the kernel tests, the CUDA-EP tests, the ResNet-50 benchmark, memcheck and the per-layer
+# (CMake builds both from the same objects), then run the kernel tests, the CUDA-EP tests, the ResNet-50 benchmark, memcheck and the per-layer
 # conv benchmark (ORT_ONLY=1: the CUDA-EP tests and the ResNet-50 benchmark only; FP8ORT_PREBUILT=<path>: use that
 # libfp8ort.so instead of building one). Carry: .ortgpu/part04 .ortgpu/meta .ort_headers. Results:
 # $OUT/h200_full.tgz, rewritten after every step.
@@ -17,13 +17,12 @@ start=$(date +%s)
 if [ "${ORT_ONLY:-0}" = 1 ]; then  # the CUDA-EP tests and the ResNet-50 benchmark only (a short device budget)
     (exit 9) & kpid=$!
 else
-    FP8ORT_CUDA_ARCHS=90a tests/gpu/build_kernels.sh > "$o/build_kernels.log" 2>&1 &
-    kpid=$!
+    (exit 0) & kpid=$!  # the kernel test library comes from the CMake build below (FP8ORT_KERNEL_TEST_LIB)
 fi
 if [ -n "${FP8ORT_PREBUILT:-}" ]; then  # a libfp8ort.so built elsewhere (CUDA, sm_90a) and carried along
     mkdir -p build-gpu && cp "$FP8ORT_PREBUILT" build-gpu/libfp8ort.so > "$o/build.log" 2>&1
 else
-    { cmake -S . -B build-gpu -G Ninja -DFP8ORT_GPU=cuda -DFP8ORT_CUDA_ARCHS=90a \
+    { cmake -S . -B build-gpu -G Ninja -DFP8ORT_GPU=cuda -DFP8ORT_CUDA_ARCHS=90a -DFP8ORT_KERNEL_TEST_LIB=ON \
         -DFP8ORT_ORT_INCLUDE_DIR="$PWD/.ort_headers/include/onnxruntime" && cmake --build build-gpu; } > "$o/build.log" 2>&1
 fi
 brc=$?
@@ -33,7 +32,7 @@ echo "builds: libfp8ort.so rc=$brc, kernel library rc=$krc, $(( $(date +%s) - st
 snapshot() { tar czf "$OUT/h200_full.tgz" -C "$o" .; }  # after every step: a call cut at its time limit keeps the rest
 # kernel tests use the image's own Python packages (torch); ORT's go after
 if [ $krc = 0 ]; then
-    PYTHONPATH=$PWD FP8ORT_TEST_STATS="$o/test_stats.txt" timeout 150 python3 -m pytest tests/gpu -q -p no:cacheprovider \
+    PYTHONPATH=$PWD FP8ORT_KERNELS_LIB=$PWD/build-gpu/libfp8ort_kernels.so FP8ORT_TEST_STATS="$o/test_stats.txt" timeout 150 python3 -m pytest tests/gpu -q -p no:cacheprovider \
         > "$o/kernel_tests.log" 2>&1; echo "kernel tests: $(tail -1 "$o/kernel_tests.log")"; snapshot
 fi
 (
@@ -44,10 +43,10 @@ fi
     echo "resnet50_gpu.py rc=$?"; grep -E "^batch" "$o/bench.log"; snapshot
 )
 if [ $krc = 0 ]; then
-    PYTHONPATH=$PWD timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest \
+    PYTHONPATH=$PWD FP8ORT_KERNELS_LIB=$PWD/build-gpu/libfp8ort_kernels.so timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest \
         tests/gpu -q -x -p no:cacheprovider -k "conv and auto and (n2h9 or n2h13 or n1h14 or n3h20 or n1h8 or n1h7w7c512) or gemm_shapes and auto and (129x257 or 17x33) or gemm_shapes and sm90a_stream and 4100x1000 or gemm_split_k and auto and 17x256" \
         > "$o/memcheck.log" 2>&1; echo "memcheck rc=$?: $(grep -E 'ERROR SUMMARY|passed|failed' "$o/memcheck.log" | tail -2 | tr '\n' ' ')"
     snapshot
-    PYTHONPATH=$PWD timeout "${LAYERS_TIMEOUT:-150}" python3 bench/conv_layers.py --batch 256 32 1 --json "$o/conv_layers.json" \
+    PYTHONPATH=$PWD timeout "${LAYERS_TIMEOUT:-150}" python3 bench/conv_layers.py --lib build-gpu/libfp8ort_kernels.so --batch 256 32 1 --json "$o/conv_layers.json" \
         > "$o/conv_layers.log" 2>&1; grep "^batch" "$o/conv_layers.log"; snapshot
 fi

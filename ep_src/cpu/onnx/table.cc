@@ -2,7 +2,7 @@
 // family tables of elementwise.cc, shape_ops.cc, movement.cc, pool.cc, norm.cc and linalg.cc, joined, one row per
 // ONNX schema version (schema_versions.h says why).
 #include "cpu/onnx/common.h"
-#include "cpu/onnx/schema_versions.h"
+#include "ops/schema_versions.h"
 
 namespace fp8ort {
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# On the lent H200 machine (no network; the stock CPU onnxruntime wheel is installed there): build libfp8ort.so
+# for CUDA sm_90a and the kernel test library, then run, as STEPS names them (default "build ep kernels"):
+#   build    cmake build of libfp8ort.so + libfp8ort_kernels.so into build-gpu/ (kept while the machine is warm)
+#   ep       the plugin-EP tests (tests/ep) on the CPU and GPU devices, and tests/test_models.py
+#   kernels  the kernel tests (tests/gpu) against the NumPy reference
+#   memcheck compute-sanitizer memcheck over the plugin-EP GPU tests
+#   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
+# Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers). Logs and results: $OUT.
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.."
+o="${OUT:-/tmp/h200_out}"; mkdir -p "$o"
+steps="${STEPS:-build ep kernels}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader > "$o/env.txt" 2>&1
+python3 -c "import onnxruntime, onnx, onnx_ir, numpy; print('onnxruntime', onnxruntime.__version__, 'onnx', onnx.__version__,
+'onnx_ir', onnx_ir.__version__, 'numpy', numpy.__version__)" >> "$o/env.txt" 2>&1
+cat "$o/env.txt"
+export FP8ORT_LIBRARY="$PWD/build-gpu/libfp8ort.so" FP8ORT_KERNELS_LIB="$PWD/build-gpu/libfp8ort_kernels.so"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+for step in $steps; do
+    start=$(date +%s)
+    case "$step" in
+    build)
+        { cmake -S . -B build-gpu -G Ninja -DFP8ORT_GPU=cuda -DFP8ORT_CUDA_ARCHS=90a -DFP8ORT_KERNEL_TEST_LIB=ON \
+            -DFP8ORT_ORT_INCLUDE_DIR="$PWD/.ort_headers/include/onnxruntime" && cmake --build build-gpu; } \
+            > "$o/build.log" 2>&1
+        rc=$?; grep -E "error|FAILED" "$o/build.log" | head -20 ;;
+    ep)
+        timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/ep tests/test_models.py > "$o/ep_tests.log" 2>&1
+        rc=$?; grep -E "FAILED|ERROR" "$o/ep_tests.log" | head -30 ;;
+    kernels)
+        timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu > "$o/kernel_tests.log" 2>&1
+        rc=$?; grep -E "FAILED|ERROR" "$o/kernel_tests.log" | head -20 ;;
+    memcheck)
+        timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest -q -x \
+            -p no:cacheprovider tests/ep -k "gpu" > "$o/memcheck.log" 2>&1
+        rc=$?; grep -E "ERROR SUMMARY|Invalid" "$o/memcheck.log" | head -10 ;;
+    bench)
+        timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/plugin_ep_h200.json" > "$o/bench.log" 2>&1
+        rc=$?; grep -E "batch|quantized|Error|error" "$o/bench.log" | head -40 ;;
+    *) echo "unknown step $step"; rc=2 ;;
+    esac
+    last=$(tail -1 "$o/${step}.log" 2>/dev/null || true)
+    [ "$step" = ep ] && last=$(tail -1 "$o/ep_tests.log")
+    [ "$step" = kernels ] && last=$(tail -1 "$o/kernel_tests.log")
+    echo "step $step: rc=$rc, $(( $(date +%s) - start )) s ${last:+| $last}"
+    [ "$step" = build ] && [ $rc != 0 ] && { tail -30 "$o/build.log"; exit 4; }
+done
+exit 0
