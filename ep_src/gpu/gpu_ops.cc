@@ -15,6 +15,7 @@
 
 #include "fp8_kernels.h"
 #include "fp8_runtime.h"
+#include "onnx_kernels.h"
 #include "gpu/gpu_ops.h"
 
 namespace fp8ort {
@@ -223,10 +224,6 @@ class GpuConv final : public Kernel {
     oc_ = {"FP8Conv", node_name(info)};
     attrs_ = parse_conv_attrs(info);
     common_ = parse_common_attrs(info);
-    if (!attrs_.nhwc) {
-      fail("the GPU kernel needs layout=\"NHWC\"; quantize with fp8ort.QuantizeConfig(layout=\"NHWC\")",
-           ORT_NOT_IMPLEMENTED);
-    }
     pack_at_creation(info);
   }
 
@@ -245,6 +242,21 @@ class GpuConv final : public Kernel {
     Tensor y = output(ctx, 0, s.y_shape);
     check_output_type(y, common_.output_type);
     if (y.size == 0) return;
+    // The kernel is channels-last. An NCHW node (the quantizer's default layout) runs it between transposes of X,
+    // Z and Y through scratch; quantize with layout="NHWC" to keep FP8 tensors channels-last between ops instead.
+    DeviceBuffer x_nhwc, z_nhwc, y_nhwc;
+    void* y_out = y.mutable_data;
+    if (!attrs_.nhwc) {
+      x_nhwc = to_channels_last(x.data, x.type, s.n, s.c, s.h * s.w, stream);
+      x.data = x_nhwc.get();
+      if (epi.z != nullptr) {
+        z_nhwc = to_channels_last(epi.z, static_cast<ONNXTensorElementDataType>(epi.z_type), s.n, s.m, s.oh * s.ow,
+                                  stream);
+        epi.z = z_nhwc.get();
+      }
+      y_nhwc = DeviceBuffer(alloc_.get(), static_cast<size_t>(y.size) * element_bytes(y.type));
+      y_out = y_nhwc.get();
+    }
     DeviceBuffer scratch;
     const void* xq = nullptr;
     if (padded_c != 0) {
@@ -266,11 +278,33 @@ class GpuConv final : public Kernel {
     // split-K scratch where the kernel would leave multiprocessors idle (small batches); returned when this call ends
     const size_t ws_bytes = fp8ort_conv_workspace_bytes(fmt, &cs);
     DeviceBuffer workspace(alloc_.get(), ws_bytes);
-    gpu_check(fp8ort_conv_nhwc_ws(xq, packed_.get(), fmt, &cs, &epi, y.mutable_data, workspace.get(), ws_bytes, stream),
+    gpu_check(fp8ort_conv_nhwc_ws(xq, packed_.get(), fmt, &cs, &epi, y_out, workspace.get(), ws_bytes, stream),
               "fp8ort_conv_nhwc");
+    if (!attrs_.nhwc) {  // [n, oh*ow, m] -> [n, m, oh*ow]
+      gpu_check(fp8ort_onnx_transpose_2d(y_out, y.mutable_data, element_bytes(y.type), s.n, s.oh * s.ow, s.m, stream),
+                "fp8ort_onnx_transpose_2d");
+    }
   }
 
  private:
+  static int64_t element_bytes(ONNXTensorElementDataType t) {
+    switch (t) {
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return 4;
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return 2;
+      default: return 1;  // the FP8 types
+    }
+  }
+
+  // [n, c, pixels] -> a scratch copy [n, pixels, c] on the stream.
+  DeviceBuffer to_channels_last(const void* src, ONNXTensorElementDataType t, int64_t n, int64_t c, int64_t pixels,
+                                void* stream) {
+    DeviceBuffer out(alloc_.get(), static_cast<size_t>(n * c * pixels * element_bytes(t)));
+    gpu_check(fp8ort_onnx_transpose_2d(src, out.get(), element_bytes(t), n, c, pixels, stream),
+              "fp8ort_onnx_transpose_2d");
+    return out;
+  }
+
   // The in_c the wgmma conv kernel needs W and X padded to for this shape, or 0 when no padding is needed.
   static int64_t padded_channels(fp8ort_fp8_format fmt, const fp8ort_conv_shape& cs) {
     if (cs.group != 1 || cs.in_c % 16 == 0) return 0;

@@ -45,11 +45,13 @@ def test_gpu_device_metadata():
     assert fp8ort.select_device("auto").device.type == ort.OrtHardwareDeviceType.GPU
 
 
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
 @pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.FLOAT8E4M3FN])
 @pytest.mark.parametrize("shape", [(1, 28, 28, 64, 64, 3, 1), (2, 17, 13, 3, 10, 7, 2)])
-def test_conv_nhwc_on_gpu_device(shape, out_type, rng):
+def test_conv_on_gpu_device(shape, out_type, layout, rng):
+    """Both layouts run on the GPU device (NCHW between transposes); NCHW also with a residual."""
     n, h, w, c, m, k, stride = shape
-    x = activations(rng, (n, h, w, c), 0.05, np.float32)
+    x = activations(rng, (n, h, w, c) if layout == "NHWC" else (n, c, h, w), 0.05, np.float32)
     wq, ws = fp8_weights(rng, (m, c, k, k))
     inputs = {
         "X": x,
@@ -58,7 +60,10 @@ def test_conv_nhwc_on_gpu_device(shape, out_type, rng):
         "w_scale": ws,
         "B": rng.standard_normal(m).astype(np.float32),
     }
-    attrs = dict(strides=[stride, stride], pads=[k // 2] * 4, layout="NHWC", activation="Relu")
+    attrs = dict(strides=[stride, stride], pads=[k // 2] * 4, layout=layout, activation="Relu")
+    if layout == "NCHW":
+        y_shape = reference.fp8_conv(**inputs, **attrs).shape
+        inputs["Z"] = rng.standard_normal(y_shape).astype(np.float32)
     if nx.is_fp8(out_type):
         inputs["y_scale"] = np.float32(np.abs(reference.fp8_conv(**inputs, **attrs)).max() / 300 + 1e-3)
     model = ops.make_op_model("FP8Conv", inputs, output_dtype=out_type, **attrs)
