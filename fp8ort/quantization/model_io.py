@@ -114,6 +114,11 @@ class Session:
 
         so = ort.SessionOptions()
         so.log_severity_level = 3
+        # onnxruntime 1.30/1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then reject their own
+        # graph; the QDQ emulation must run as written anyway, so every session keeps QDQ nodes as they are.
+        so.add_session_config_entry("session.disable_quant_qdq", "1")
+        if any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph):
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         if threads:
             so.intra_op_num_threads = threads
         if custom_ops_library:

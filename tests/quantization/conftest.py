@@ -11,9 +11,19 @@ import pytest
 import qmodels
 
 
+def session_options(library: str | None = None) -> ort.SessionOptions:
+    """ORT options for running quantizer outputs: QDQ fusions off (onnxruntime 1.30/1.31 fuse FP8
+    DequantizeLinear->MatMul into MatMulIntegerToFloat and reject the result), the fp8ort library if given."""
+    so = ort.SessionOptions()
+    so.add_session_config_entry("session.disable_quant_qdq", "1")
+    if library:
+        so.register_custom_ops_library(library)
+    return so
+
+
 def run_float(model: ir.Model, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Outputs of the float model through onnxruntime (the accuracy oracle)."""
-    return ort.InferenceSession(ir.to_proto(model).SerializeToString(),
+    """Outputs of a model through onnxruntime's CPU EP (the float model: the accuracy oracle; QDQ models too)."""
+    return ort.InferenceSession(ir.to_proto(model).SerializeToString(), session_options(),
                                 providers=["CPUExecutionProvider"]).run(None, feed)
 
 

@@ -7,7 +7,7 @@ import onnx_ir as ir
 import onnxruntime as ort
 import pytest
 import qmodels
-from conftest import library_path, run_float
+from conftest import library_path, run_float, session_options
 
 import fp8ort.quantization as fq
 from fp8ort.numerics import sqnr_db
@@ -27,10 +27,7 @@ def _feed(model: ir.Model, n: int = 4, seed: int = 7) -> dict[str, np.ndarray]:
 
 
 def _ort(model: ir.Model, feed: dict, library: str | None = None) -> list[np.ndarray]:
-    so = ort.SessionOptions()
-    if library:
-        so.register_custom_ops_library(library)
-    return ort.InferenceSession(ir.to_proto(model).SerializeToString(), so,
+    return ort.InferenceSession(ir.to_proto(model).SerializeToString(), session_options(library),
                                 providers=["CPUExecutionProvider"]).run(None, feed)
 
 
