@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_quantize(args)
     if args.command == "info":
         return _cmd_info(args)
-    from .quantization.demo import run_demo
+    from .demo import run_demo
 
     return run_demo(args)
 

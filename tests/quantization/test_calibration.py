@@ -11,7 +11,7 @@ import fp8ort.quantization as fq
 from fp8ort import E4M3FN
 from fp8ort.numerics import sqnr_db
 from fp8ort.quantization import calibration as cal
-from fp8ort.quantization.emulate import run_reference
+from fp8ort.emulate import run_reference
 
 
 def _scales(model) -> dict[str, float]:

@@ -12,7 +12,7 @@ from conftest import library_path, run_float, session_options
 import fp8ort.quantization as fq
 from fp8ort.numerics import sqnr_db
 from fp8ort.quantization.api import REPORT_SAMPLES
-from fp8ort.quantization.emulate import run_reference
+from fp8ort.emulate import run_reference
 
 CONFIGS = {
     "default": fq.QuantizeConfig(),

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .. import numerics as nx
+from . import numerics as nx
 from . import zoo
-from .calibration import InputSpec, random_feeds
+from .quantization.calibration import InputSpec, random_feeds
 
 
 def _inputs(model_path: str, n: int, seed: int) -> dict[str, np.ndarray]:
@@ -51,8 +51,8 @@ def _size(path: str) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     import onnxruntime as ort
 
-    from .. import get_library_path
-    from . import QuantizeConfig, quantize
+    from . import get_library_path
+    from .quantization import QuantizeConfig, quantize
 
     tmp = None
     workdir = args.workdir

@@ -14,7 +14,7 @@ import onnx_ir as ir
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from .. import reference as ref
+from . import reference as ref
 
 DOMAIN = "com.fp8ort"
 
