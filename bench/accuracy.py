@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import fp8ort.quantization as fq  # noqa: E402 (after the sys.path line, for runs from a checkout)
-from fp8ort.numerics import sqnr_db  # noqa: E402
 from fp8ort import zoo  # noqa: E402
+from fp8ort.numerics import sqnr_db  # noqa: E402
 
 # accuracy-target rows per model: (accuracy_target_db, calibration_method)
 TARGETS = {"resnet50": ((30.0, "max"),),

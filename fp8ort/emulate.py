@@ -26,11 +26,27 @@ def _opt(args: tuple, i: int) -> Any:
 class FP8Conv(OpRun):
     op_domain = DOMAIN
 
-    def _run(self, *args: Any, strides=None, pads=None, dilations=None, group=None, activation=None,
-             layout=None, output_dtype=None):
-        y = ref.fp8_conv(*[_opt(args, i) for i in range(8)], strides=strides or (1, 1), pads=pads or (0, 0, 0, 0),
-                         dilations=dilations or (1, 1), group=group or 1, activation=activation or "",
-                         layout=layout or "NCHW", output_dtype=output_dtype or onnx.TensorProto.FLOAT)
+    def _run(
+        self,
+        *args: Any,
+        strides=None,
+        pads=None,
+        dilations=None,
+        group=None,
+        activation=None,
+        layout=None,
+        output_dtype=None,
+    ):
+        y = ref.fp8_conv(
+            *[_opt(args, i) for i in range(8)],
+            strides=strides or (1, 1),
+            pads=pads or (0, 0, 0, 0),
+            dilations=dilations or (1, 1),
+            group=group or 1,
+            activation=activation or "",
+            layout=layout or "NCHW",
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+        )
         return (y,)
 
 
@@ -38,8 +54,12 @@ class FP8MatMul(OpRun):
     op_domain = DOMAIN
 
     def _run(self, *args: Any, transB=None, activation=None, output_dtype=None):
-        y = ref.fp8_matmul(*[_opt(args, i) for i in range(8)], transB=transB or 0, activation=activation or "",
-                           output_dtype=output_dtype or onnx.TensorProto.FLOAT)
+        y = ref.fp8_matmul(
+            *[_opt(args, i) for i in range(8)],
+            transB=transB or 0,
+            activation=activation or "",
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+        )
         return (y,)
 
 
@@ -47,8 +67,14 @@ class FP8Quantize(OpRun):
     op_domain = DOMAIN
 
     def _run(self, x, scale, output_dtype=None, saturate=None):
-        return (ref.fp8_quantize(x, scale, output_dtype=output_dtype or onnx.TensorProto.FLOAT8E4M3FN,
-                                 saturate=1 if saturate is None else saturate),)
+        return (
+            ref.fp8_quantize(
+                x,
+                scale,
+                output_dtype=output_dtype or onnx.TensorProto.FLOAT8E4M3FN,
+                saturate=1 if saturate is None else saturate,
+            ),
+        )
 
 
 class FP8Dequantize(OpRun):

@@ -23,16 +23,19 @@ def session_options(library: str | None = None) -> ort.SessionOptions:
 
 def run_float(model: ir.Model, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
     """Outputs of a model through onnxruntime's CPU EP (the float model: the accuracy oracle; QDQ models too)."""
-    return ort.InferenceSession(ir.to_proto(model).SerializeToString(), session_options(),
-                                providers=["CPUExecutionProvider"]).run(None, feed)
+    return ort.InferenceSession(
+        ir.to_proto(model).SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
+    ).run(None, feed)
 
 
 def library_path() -> str | None:
     """libfp8ort.so if it is built (FP8ORT_LIBRARY or build/), else None."""
     import fp8ort
 
-    for cand in (os.environ.get("FP8ORT_LIBRARY"),
-                 os.path.join(os.path.dirname(__file__), "..", "..", "build", "libfp8ort.so")):
+    for cand in (
+        os.environ.get("FP8ORT_LIBRARY"),
+        os.path.join(os.path.dirname(__file__), "..", "..", "build", "libfp8ort.so"),
+    ):
         if cand and os.path.isfile(cand):
             return os.path.abspath(cand)
     try:
