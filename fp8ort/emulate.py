@@ -6,6 +6,7 @@ numerics debugging use it where ``libfp8ort.so`` is not built.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,29 +24,42 @@ def _opt(args: tuple, i: int) -> Any:
     return args[i] if len(args) > i and args[i] is not None else None
 
 
+def _activation(activation: str | None, alpha: float | None, beta: float | None) -> dict[str, Any]:
+    """The activation keyword arguments of the reference functions; ``activation_alpha``/``activation_beta`` only
+    where the node has them (the reference fills in each activation's defaults)."""
+    kwargs: dict[str, Any] = {"activation": activation or ""}
+    if alpha is not None:
+        kwargs["activation_alpha"] = float(alpha)
+    if beta is not None:
+        kwargs["activation_beta"] = float(beta)
+    return kwargs
+
+
 class FP8Conv(OpRun):
     op_domain = DOMAIN
 
     def _run(
         self,
-        *args: Any,
-        strides=None,
-        pads=None,
-        dilations=None,
-        group=None,
-        activation=None,
-        layout=None,
-        output_dtype=None,
-    ):
+        *args: np.ndarray | None,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        group: int | None = None,
+        activation: str | None = None,
+        activation_alpha: float | None = None,
+        activation_beta: float | None = None,
+        layout: str | None = None,
+        output_dtype: int | None = None,
+    ) -> tuple[np.ndarray]:
         y = ref.fp8_conv(
             *[_opt(args, i) for i in range(8)],
             strides=strides or (1, 1),
             pads=pads or (0, 0, 0, 0),
             dilations=dilations or (1, 1),
             group=group or 1,
-            activation=activation or "",
             layout=layout or "NCHW",
             output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+            **_activation(activation, activation_alpha, activation_beta),
         )
         return (y,)
 
@@ -53,12 +67,20 @@ class FP8Conv(OpRun):
 class FP8MatMul(OpRun):
     op_domain = DOMAIN
 
-    def _run(self, *args: Any, transB=None, activation=None, output_dtype=None):
+    def _run(
+        self,
+        *args: np.ndarray | None,
+        transB: int | None = None,  # noqa: N803 (the ONNX attribute name)
+        activation: str | None = None,
+        activation_alpha: float | None = None,
+        activation_beta: float | None = None,
+        output_dtype: int | None = None,
+    ) -> tuple[np.ndarray]:
         y = ref.fp8_matmul(
             *[_opt(args, i) for i in range(8)],
             transB=transB or 0,
-            activation=activation or "",
             output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+            **_activation(activation, activation_alpha, activation_beta),
         )
         return (y,)
 
@@ -66,7 +88,9 @@ class FP8MatMul(OpRun):
 class FP8Quantize(OpRun):
     op_domain = DOMAIN
 
-    def _run(self, x, scale, output_dtype=None, saturate=None):
+    def _run(
+        self, x: np.ndarray, scale: np.ndarray, output_dtype: int | None = None, saturate: int | None = None
+    ) -> tuple[np.ndarray]:
         return (
             ref.fp8_quantize(
                 x,
@@ -80,7 +104,7 @@ class FP8Quantize(OpRun):
 class FP8Dequantize(OpRun):
     op_domain = DOMAIN
 
-    def _run(self, x, scale, output_dtype=None):
+    def _run(self, x: np.ndarray, scale: np.ndarray, output_dtype: int | None = None) -> tuple[np.ndarray]:
         return (ref.fp8_dequantize(x, scale, output_dtype=output_dtype or onnx.TensorProto.FLOAT),)
 
 
