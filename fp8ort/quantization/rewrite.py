@@ -14,7 +14,7 @@ import onnx_ir.passes.common
 
 from .. import numerics as nx
 from .config import QuantizeConfig
-from .prepare import new_initializer
+from .prepare import is_std, new_initializer
 from .rules import Group, fp8_outputs
 
 DOMAIN = "com.fp8ort"
@@ -105,6 +105,43 @@ class _Emitter:
         ir.passes.common.RemoveUnusedNodesPass()(self.model)
 
 
+class FoldLayoutTransposesPass(ir.passes.InPlacePass):
+    """Cancel a layout Transpose the emitter inserted against a Transpose next to it that undoes it.
+
+    A model that permutes a convolution's output to channels-last itself (ConvNeXt's ``permute(0, 2, 3, 1)``)
+    would otherwise get NHWC -> NCHW -> NHWC: the pair composes to the identity, and its consumers read the NHWC
+    tensor directly.
+    """
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        modified = False
+        for t2 in list(model.graph):
+            t1 = t2.inputs[0].producer() if is_std(t2, "Transpose") and t2.inputs[0] is not None else None
+            if not is_std(t1, "Transpose") or not (_is_layout_transpose(t1) or _is_layout_transpose(t2)):
+                continue
+            p1, p2 = _perm(t1), _perm(t2)
+            if p1 is None or p2 is None or len(p1) != len(p2) or [p1[i] for i in p2] != list(range(len(p1))):
+                continue
+            out = t2.outputs[0]
+            if out.is_graph_output():
+                continue
+            ir.convenience.replace_all_uses_with(out, t1.inputs[0])
+            model.graph.remove(t2, safe=True)
+            if not t1.outputs[0].uses() and not t1.outputs[0].is_graph_output():
+                model.graph.remove(t1, safe=True)
+            modified = True
+        return ir.passes.PassResult(model, modified)
+
+
+def _is_layout_transpose(node: ir.Node) -> bool:
+    return (node.name or "").endswith((".to_nhwc", ".to_nchw"))
+
+
+def _perm(node: ir.Node) -> list[int] | None:
+    attr = node.attributes.get("perm")
+    return None if attr is None else list(attr.as_ints())
+
+
 class Fp8OrtEmitter(_Emitter):
     """Rewrite each quantized group into one FP8Conv / FP8MatMul node."""
 
@@ -112,13 +149,23 @@ class Fp8OrtEmitter(_Emitter):
         super().__init__(*args, **kwargs)
         self.nhwc: dict[int, ir.Value] = {}  # id(NCHW value) -> the same tensor in NHWC
 
-    def to_nhwc(self, v: ir.Value, before: ir.Node) -> ir.Value:
-        """``v`` in NHWC: the existing NHWC twin, or a new Transpose inserted before ``before``."""
+    def finish(self) -> None:
+        if self.config.layout == "NHWC":
+            FoldLayoutTransposesPass()(self.model)
+        super().finish()
+
+    def to_nhwc(self, v: ir.Value) -> ir.Value:
+        """``v`` in NHWC: the existing NHWC twin, or a new Transpose right after v's producer (every later
+        consumer can share it)."""
         if id(v) in self.nhwc:
             return self.nhwc[id(v)]
         out = ir.Value(name=f"{v.name}.nhwc", type=v.type, shape=_permute(v.shape, TO_NHWC))
         node = ir.Node("", "Transpose", [v], [ir.AttrInt64s("perm", TO_NHWC)], outputs=[out], name=f"{v.name}.to_nhwc")
-        self.graph.insert_before(before, node)
+        producer = v.producer()
+        if producer is not None and producer.graph is self.graph:
+            self.graph.insert_after(producer, node)
+        else:  # a graph input or an initializer
+            self.graph.insert_before(next(iter(self.graph)), node)
         self.nhwc[id(v)] = out
         return out
 
@@ -130,12 +177,11 @@ class Fp8OrtEmitter(_Emitter):
 
     def _operands(self, g: Group, nhwc: bool) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
         """X, Z and z_scale in the op's layout (z_scale only for an FP8 Z)."""
-        last = g.nodes[-1]
-        x = self.to_nhwc(g.x, last) if nhwc else g.x
+        x = self.to_nhwc(g.x) if nhwc else g.x
         z, z_scale = g.z, None
         if z is not None:
             if nhwc:
-                z = self.to_nhwc(z, last)
+                z = self.to_nhwc(z)
             if g.z.name in self.fp8_out:  # its producer may come later in graph order and is not rewritten yet
                 z_scale = self.act_scale(g.z.name)
         return x, z, z_scale
