@@ -109,6 +109,10 @@ class FoldConstantsPass(ir.passes.InPlacePass):
         from onnxscript.optimizer import fold_constants
 
         result = fold_constants(model, input_size_limit=FOLD_INPUT_LIMIT, output_size_limit=FOLD_OUTPUT_LIMIT)
+        for v in model.graph.initializers.values():  # folded Transposes can leave strided arrays behind
+            t = v.const_value
+            if isinstance(t, ir.Tensor) and isinstance(t.raw, np.ndarray) and not t.raw.flags.c_contiguous:
+                v.const_value = ir.Tensor(np.ascontiguousarray(t.raw), name=t.name)
         return ir.passes.PassResult(model, bool(result.modified))
 
 
@@ -245,6 +249,20 @@ class Prepared:
         return "prepared the graph: " + ("; ".join(done) if done else "nothing to change")
 
 
+def _run(passes: ir.passes.PassBase, model: ir.Model) -> ir.Model:
+    """Run ``passes``; a QuantizeError raised inside comes out as itself, anything else as an internal error."""
+    try:
+        return passes(model).model
+    except ir.passes.PassError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, QuantizeError):
+            raise cause from None
+        raise QuantizeError(
+            f"internal error while preparing the graph ({type(cause).__name__ if cause else 'PassError'}: "
+            f"{cause or exc}); please report it with the model"
+        ) from exc
+
+
 def prepare(model: ir.Model) -> Prepared:
     """Run the preparation passes on ``model`` (in place) and return it with what they did."""
     check_model(model)
@@ -263,7 +281,7 @@ def prepare(model: ir.Model) -> Prepared:
         UniqueNodeNamesPass(),
         common.NameFixPass(),
     )
-    model = cleanup(model).model
+    model = _run(cleanup, model)
     after = collections.Counter(n.op_type for n in model.graph)
     removed = {op: before[op] - after.get(op, 0) for op in before if before[op] > after.get(op, 0)}
     source_nodes = [(n.name, n.op_type) for n in model.graph]
@@ -273,6 +291,6 @@ def prepare(model: ir.Model) -> Prepared:
         common.RemoveUnusedNodesPass(),
         common.ShapeInferencePass(check_type=False, strict_mode=False, data_prop=True),
     )
-    model = finish(model).model
+    model = _run(finish, model)
     model.ir_version = max(model.ir_version or 0, 10)  # opset 21 (and FP8 types) need IR version 10
     return Prepared(model, source_opset, dict(bn.folded), source_nodes, removed)
