@@ -157,6 +157,7 @@ class Plan:
         self.feeds: list[cal.Feed] = []
         self.float_cache: list[dict[str, Any]] = []
         self.skipped_macs: dict[str, int | None] = {}
+        self.fp8_weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def input_specs(self) -> list[cal.InputSpec]:
         init_names = set(self.float_model.graph.initializers)
@@ -272,11 +273,13 @@ class Plan:
         model = ir.from_proto(ir.to_proto(self.float_model))
         groups = match_groups(model.graph, self.config.replace(keep_first_layer=False, keep_last_layer=False)).groups
         for g in groups:
+            g.fp8_weight = self.fp8_weights.get(g.name)  # the FP8 weights of earlier builds: same weights, same format
             if g.name in keep:
                 g.quantized = False
             elif self.config.bias_correction and g.x.name in self.x_mean:
                 correct_bias(g, self.config.fp8, self.x_mean[g.x.name])
         emit(model, groups, self.amax, self.config, fmt, switches, self.float_residuals)
+        self.fp8_weights.update({g.name: g.fp8_weight for g in groups if g.fp8_weight is not None})
         if final:
             model.metadata_props[METADATA_KEY] = self.config.to_json()
             model.producer_name = "fp8ort"

@@ -37,9 +37,11 @@ def _channel_shape(g: Group) -> list[int]:
 
 
 def quantized_weight(g: Group, fmt: nx.FP8Format) -> tuple[np.ndarray, np.ndarray]:
-    """The FP8 weight and its per-channel scale."""
-    s = weight_scale(g, fmt)
-    return nx.quantize(g.weight, s.reshape(_channel_shape(g)), fmt), s
+    """The FP8 weight and its per-channel scale (computed once per group and kept in ``g.fp8_weight``)."""
+    if g.fp8_weight is None or g.fp8_weight[0].dtype != fmt.dtype:
+        s = weight_scale(g, fmt)
+        g.fp8_weight = (nx.quantize(g.weight, s.reshape(_channel_shape(g)), fmt), s)
+    return g.fp8_weight
 
 
 def correct_bias(g: Group, fmt: nx.FP8Format, x_mean: np.ndarray) -> None:

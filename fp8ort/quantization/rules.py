@@ -78,6 +78,7 @@ class Group:
     reason: str = ""
     float_bias: np.ndarray | None = None  # the bias before bias correction (``bias`` then holds the corrected one)
     fused_bias: bool = False  # a bias Add after the anchor was absorbed
+    fp8_weight: tuple[np.ndarray, np.ndarray] | None = None  # (FP8 weight, per-channel scale) once computed
 
     @property
     def name(self) -> str:
