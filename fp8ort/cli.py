@@ -7,7 +7,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .quantization.config import CALIBRATION_METHODS, FORMATS, FP8_FORMATS, LAYOUTS, OP_TYPES
+from .quantization.config import CALIBRATION_METHODS, FORMATS, FP8_FORMATS, LAYOUTS, OP_TYPES, QuantizeConfig
+
+_DEFAULTS = QuantizeConfig()  # the flags' defaults are the config's
 
 
 def _quantize_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,9 +26,9 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="calibrate on random inputs when no data are given (scales will not fit real data)",
     )
-    p.add_argument("--calibration-method", choices=CALIBRATION_METHODS, default="max")
-    p.add_argument("--percentile", type=float, default=99.99, help="for --calibration-method percentile")
-    p.add_argument("--op-types", nargs="+", choices=OP_TYPES, default=list(OP_TYPES))
+    p.add_argument("--calibration-method", choices=CALIBRATION_METHODS, default=_DEFAULTS.calibration_method)
+    p.add_argument("--percentile", type=float, default=_DEFAULTS.percentile, help="for --calibration-method percentile")
+    p.add_argument("--op-types", nargs="+", choices=OP_TYPES, default=list(_DEFAULTS.op_types))
     p.add_argument("--exclude-op-types", nargs="+", default=[], metavar="OP")
     p.add_argument("--exclude-nodes", nargs="+", default=[], metavar="REGEX", help="node-name regexes kept in float")
     p.add_argument("--keep-first-layer", action="store_true", help="keep the first Conv/Gemm/MatMul in float")
@@ -34,11 +36,13 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS,
-        default="fp8ort",
+        default=_DEFAULTS.format,
         help="fp8ort: com.fp8ort ops (needs libfp8ort); qdq: standard FP8 Q/DQ for other runtimes",
     )
-    p.add_argument("--layout", choices=LAYOUTS, default="NCHW", help="NHWC for GPU targets")
-    p.add_argument("--fp8-format", choices=FP8_FORMATS, default="e4m3fn", help="e4m3fnuz for MI300 (gfx942)")
+    p.add_argument("--layout", choices=LAYOUTS, default=_DEFAULTS.layout, help="NHWC for GPU targets")
+    p.add_argument(
+        "--fp8-format", choices=FP8_FORMATS, default=_DEFAULTS.fp8_format, help="e4m3fnuz for MI300 (gfx942)"
+    )
     p.add_argument("--no-fp8-activations", action="store_true", help="keep activations between FP8 ops in float")
     p.add_argument(
         "--accuracy-target-db",
@@ -52,7 +56,7 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not fold the mean shift of FP8 weight rounding into the biases",
     )
-    p.add_argument("--calibration-batch-size", type=int, default=8)
+    p.add_argument("--calibration-batch-size", type=int, default=_DEFAULTS.calibration_batch_size)
     p.add_argument("--external-data", action="store_true", help="write weights to <output>.data")
     p.add_argument("--report-json", help="also write the report as JSON here")
     p.add_argument("--quiet", action="store_true", help="print the summary only, not the per-node table")

@@ -317,6 +317,12 @@ class Plan:
             feeds = self.eval_feeds(REPORT_SAMPLES)
             acc = self.output_sqnr(self.build("qdq"), names, feeds, self.float_cache[: len(feeds)])
         nodes = self._node_reports(acc)
+        if self.config.format == "qdq" and any(g.kind != "Conv" for g in quantized_groups):
+            self.notes.append(
+                "onnxruntime 1.30 and 1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then "
+                "reject the model: run this QDQ model there with so.add_session_config_entry("
+                "'session.disable_quant_qdq', '1') (or graph_optimization_level=ORT_ENABLE_BASIC)"
+            )
         total = sum(n.macs for n in nodes)
         fp8 = sum(n.macs for n in nodes if n.status == "fp8")
         return QuantizeReport(
