@@ -138,7 +138,8 @@ class Plan:
         self.notes: list[str] = [prepared.note()]
         matching = match_groups(self.float_model.graph, config)
         self.groups, self.skipped = matching.groups, matching.skipped
-        if not self.groups and not any(is_weight_layer(n) for n in self.skipped):
+        self.subgraph_layers = _subgraph_layers(self.float_model.graph)
+        if not self.groups and not any(is_weight_layer(n) for n in self.skipped) and not self.subgraph_layers:
             ops = collections.Counter(n.op_type for n in self.float_model.graph)
             present = ", ".join(f"{k} x{v}" for k, v in ops.most_common(8))
             anchors = [n for n in self.skipped if n.op_type in ANCHOR_OPS]
@@ -377,6 +378,8 @@ class Plan:
             by_node[node.name] = NodeReport(
                 node.name, node.op_type, "float", reason=why, macs=self.skipped_macs.get(node.name) or 0
             )
+        for line in self.subgraph_layers:
+            by_node[line.name] = line
         for bn, conv in self.folded.items():
             by_node[bn] = NodeReport(bn, "BatchNormalization", "folded", reason=f"folded into {conv}", fused_into=conv)
         reports = []
@@ -384,6 +387,32 @@ class Plan:
             reports.append(by_node.pop(name, None) or NodeReport(name, op, "float", reason=_other_reason(op)))
         reports.extend(by_node.values())
         return reports
+
+
+def _subgraph_layers(graph: ir.Graph) -> list[NodeReport]:
+    """Report lines for the Conv/Gemm/MatMul inside If/Loop/Scan bodies (only the main graph is quantized)."""
+    lines = []
+    for node in graph:
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                bodies = [attr.value]
+            elif attr.type == ir.AttributeType.GRAPHS:
+                bodies = list(attr.value)
+            else:
+                continue
+            for body in bodies:
+                for inner in ir.traversal.RecursiveGraphIterator(body):
+                    if inner.op_type in ANCHOR_OPS and inner.domain in ("", "ai.onnx"):
+                        lines.append(
+                            NodeReport(
+                                inner.name or f"{node.name}/{attr.name}/{inner.op_type}_{len(lines)}",
+                                inner.op_type,
+                                "float",
+                                reason=f"inside the {attr.name} subgraph of {node.op_type} {node.name}: "
+                                "fp8ort quantizes the main graph only",
+                            )
+                        )
+    return lines
 
 
 def _other_reason(op: str) -> str:

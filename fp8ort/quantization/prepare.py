@@ -4,10 +4,12 @@ Exporters write the same network in different ways: TorchScript (``dynamo=False`
 behind ``Identity`` nodes and writes scalars as ``Constant`` nodes, dynamo writes initializers and other opsets.
 The rules (``rules.py``) only see constants held by initializers, so before matching the model goes through:
 
+0. onnx-ir's ``InlinePass`` (model-local functions) and ``RemoveInitializersFromInputsPass`` (IR < 4 exports list
+   every weight as a graph input too; here they are constants);
 1. ``ConvertOpsetPass``: the default-domain opset becomes ``TARGET_OPSET`` (onnxscript's version converter, with
    onnx's C converter as fallback); models outside ``MIN_OPSET``..``TARGET_OPSET`` that cannot be converted are a
    ``QuantizeError``;
-2. onnx-ir's ``IdentityEliminationPass``, ``LiftConstantsToInitializersPass`` (every ``Constant`` node);
+2. ``RemoveIdentityPass`` (main graph) and onnx-ir's ``LiftConstantsToInitializersPass`` (every ``Constant`` node);
 3. ``FoldConstantsPass``: onnxscript's constant folding of small (shape-only) subgraphs;
 4. ``FoldBatchNormPass``: inference BatchNormalization into the Conv before it;
 5. onnx-ir's ``DeduplicateHashedInitializersPass``, ``RemoveUnusedNodesPass``, ``RemoveUnusedOpsetsPass``;
@@ -100,6 +102,35 @@ class ConvertOpsetPass(ir.passes.InPlacePass):
         model.opset_imports[""] = self.target
         model.graph.opset_imports[""] = self.target
         return ir.passes.PassResult(model, True)
+
+
+class RemoveIdentityPass(ir.passes.InPlacePass):
+    """Remove the main graph's Identity nodes (TorchScript puts deduplicated initializers behind them).
+
+    Subgraphs keep theirs: an If/Loop body must not return an outer-scope value directly (onnxruntime refuses it).
+    """
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        modified = False
+        for node in list(model.graph):
+            if not is_std(node, "Identity") or len(node.inputs) != 1 or node.inputs[0] is None:
+                continue
+            x, y = node.inputs[0], node.outputs[0]
+            if y.is_graph_output() and (x.is_graph_input() or x.is_initializer() or x.is_graph_output()):
+                continue  # the graph needs this Identity to name its output
+            if y.is_graph_output() and x.producer() is None:
+                continue
+            if x.shape is None:
+                x.shape = y.shape
+            if x.type is None:
+                x.type = y.type
+            was_output, name = y.is_graph_output(), y.name
+            ir.convenience.replace_all_uses_with(y, x, replace_graph_outputs=True)
+            model.graph.remove(node, safe=True)
+            if was_output:
+                x.name = name
+            modified = True
+        return ir.passes.PassResult(model, modified)
 
 
 class FoldConstantsPass(ir.passes.InPlacePass):
@@ -237,6 +268,7 @@ class Prepared:
     folded: dict[str, str]  # BatchNormalization name -> Conv name
     source_nodes: list[tuple[str, str]]  # (name, op type) of the nodes matching sees, before BatchNorm folding
     removed: dict[str, int]  # op type -> how many nodes of it preparation removed (Identity, Constant, folded ops)
+    initializer_inputs: int = 0  # graph inputs dropped because they are initializers (weights)
 
     def note(self) -> str:
         """One report line about the preparation."""
@@ -244,6 +276,8 @@ class Prepared:
         done = [f"opset {self.source_opset} converted to {TARGET_OPSET}"] if self.source_opset != TARGET_OPSET else []
         if parts:
             done.append("removed " + ", ".join(parts) + " (Identity, Constant nodes lifted, constant subgraphs folded)")
+        if self.initializer_inputs:
+            done.append(f"{self.initializer_inputs} initializers removed from the graph inputs (they are weights)")
         if self.folded:
             done.append(f"{len(self.folded)} BatchNormalization folded into Conv")
         return "prepared the graph: " + ("; ".join(done) if done else "nothing to change")
@@ -268,13 +302,16 @@ def prepare(model: ir.Model) -> Prepared:
     check_model(model)
     source_opset = default_opset(model)
     before = collections.Counter(n.op_type for n in model.graph)
+    inputs_before = len(model.graph.inputs)
     cleanup = ir.passes.Sequential(
+        common.InlinePass(),  # model-local functions (exports of modules as functions) become plain nodes
+        common.RemoveInitializersFromInputsPass(),  # IR < 4 style: weights listed as graph inputs are constants
         ConvertOpsetPass(TARGET_OPSET),
-        common.IdentityEliminationPass(),
+        RemoveIdentityPass(),
         common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),
         FoldConstantsPass(),
         common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),
-        common.IdentityEliminationPass(),
+        RemoveIdentityPass(),
         common.DeduplicateHashedInitializersPass(),
         common.RemoveUnusedNodesPass(),
         common.RemoveUnusedOpsetsPass(),
@@ -285,6 +322,7 @@ def prepare(model: ir.Model) -> Prepared:
     after = collections.Counter(n.op_type for n in model.graph)
     removed = {op: before[op] - after.get(op, 0) for op in before if before[op] > after.get(op, 0)}
     source_nodes = [(n.name, n.op_type) for n in model.graph]
+    lifted_inputs = inputs_before - len(model.graph.inputs)
     bn = FoldBatchNormPass()
     finish = ir.passes.Sequential(
         bn,
@@ -293,4 +331,4 @@ def prepare(model: ir.Model) -> Prepared:
     )
     model = _run(finish, model)
     model.ir_version = max(model.ir_version or 0, 10)  # opset 21 (and FP8 types) need IR version 10
-    return Prepared(model, source_opset, dict(bn.folded), source_nodes, removed)
+    return Prepared(model, source_opset, dict(bn.folded), source_nodes, removed, lifted_inputs)

@@ -125,3 +125,68 @@ def test_prepared_models_are_alike_across_opsets(opset):
     ]
     assert prepared.folded == {"BatchNormalization_1": "Conv_0"}
     assert all(v.shape is not None for n in prepared.model.graph for v in n.outputs)
+
+
+def test_initializers_listed_as_inputs_are_weights():
+    """IR version 3 exports list every initializer as a graph input too."""
+    base = qmodels.resnetish()
+    proto = ir.to_proto(base)
+    proto.ir_version = 3
+    proto.graph.input.extend(
+        helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in proto.graph.initializer
+    )
+    q, rep = fq.quantize(proto, calibration_data=qmodels.calib(base), return_report=True)
+    assert _fp8(q) == ["FP8Conv"] * 4 + ["FP8MatMul"]
+    assert [i.name for i in q.graph.input] == ["x"]
+    assert "13 initializers removed from the graph inputs" in rep.notes[0]
+
+
+def test_weight_layers_in_functions_and_subgraphs():
+    """Model-local functions are inlined; a Conv inside an If branch stays float with a report line."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array((0.3 * rng.standard_normal((4, 4, 1, 1))).astype(np.float32), "w")
+    fn = helper.make_function(
+        "local",
+        "ConvRelu",
+        ["a", "k"],
+        ["b"],
+        [helper.make_node("Conv", ["a", "k"], ["c"]), helper.make_node("Relu", ["c"], ["b"])],
+        [helper.make_opsetid("", 17)],
+    )
+    branch = helper.make_graph(
+        [helper.make_node("Conv", ["y1", "w"], ["z"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4, 5, 5])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["y1"], ["z2"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("z2", TensorProto.FLOAT, ["N", 4, 5, 5])],
+    )
+    nodes = [
+        helper.make_node("ConvRelu", ["x", "w"], ["y1"], domain="local"),
+        helper.make_node("If", ["flag"], ["y"], then_branch=branch, else_branch=other),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5, 5]),
+            helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 5, 5])],
+        [w],
+    )
+    model = helper.make_model(
+        graph, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    )
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    calib = {"x": rng.standard_normal((4, 4, 5, 5)).astype(np.float32), "flag": np.array(True)}
+    q, rep = fq.quantize(model, calibration_data=[calib], return_report=True)
+    onnx.checker.check_model(q, full_check=True)
+    assert [n.op_type for n in q.graph.node] == ["FP8Conv", "If"]
+    inner = [n for n in rep.nodes if n.op_type == "Conv" and n.status == "float"]
+    assert len(inner) == 1 and "then_branch subgraph of If" in inner[0].reason
