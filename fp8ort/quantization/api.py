@@ -1,4 +1,4 @@
-"""``fp8ort.quantize``: load, prepare, calibrate, decide, rewrite, check, report."""
+"""``fp8ort.quantize``: load, prepare (prepare.py), match (rules.py), calibrate, decide, rewrite, check, report."""
 
 from __future__ import annotations
 

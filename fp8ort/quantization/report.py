@@ -21,7 +21,7 @@ class NodeReport:
     status: str
     reason: str = ""
     fused_into: str | None = None
-    macs: int = 0
+    macs: int = 0  # per sample, from the shapes measured on the first calibration batch (0: not measured)
     sqnr_db: float | None = None
     sensitivity_db: float | None = None
 
@@ -69,7 +69,8 @@ class QuantizeReport:
         lines = [
             (
                 f"fp8ort quantize: {n_fp8} FP8 ops, {100 * self.fp8_mac_share:.1f}% of {self.total_macs / 1e6:.1f} M "
-                f"Conv/Gemm/MatMul MACs in FP8; format {self.config.get('format')}, {self.config.get('fp8_format')}, "
+                f"Conv/Gemm/MatMul MACs per sample in FP8; format {self.config.get('format')}, "
+                f"{self.config.get('fp8_format')}, "
                 f"calibration {self.config.get('calibration_method')} on {self.calibration.get('samples')} samples"
                 f" ({self.calibration.get('batches')} batches); {self.seconds:.1f} s"
             ),
