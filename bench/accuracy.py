@@ -2,7 +2,7 @@
 
     python bench/accuracy.py            # writes bench/results/accuracy.json and bench/results/accuracy.md
 
-ResNet-50 (random weights, fp8ort.quantization.zoo) and EfficientNet-Lite0 (real ImageNet weights,
+ResNet-50 (random weights, fp8ort.zoo) and EfficientNet-Lite0 (real ImageNet weights,
 models/efficientnet_lite0.py), both calibrated on 32 crops of 8 skimage images and evaluated on 16 crops of 4 other
 photos. Metrics against the FP32 model on the held-out crops: logit SQNR, top-1 agreement; the share of
 Conv/Gemm/MatMul MACs in FP8 (for ORT's rows: weights behind a DequantizeLinear, INT8 in the INT8 row); the
@@ -29,8 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import fp8ort.quantization as fq  # noqa: E402 (after the sys.path line, for runs from a checkout)
+from fp8ort import zoo  # noqa: E402
 from fp8ort.numerics import sqnr_db  # noqa: E402
-from fp8ort.quantization import zoo  # noqa: E402
 
 # accuracy-target rows per model: (accuracy_target_db, calibration_method)
 TARGETS = {"resnet50": ((30.0, "max"),),

@@ -2,7 +2,7 @@
 cuDNN FP16 channels_last through PyTorch, and fp8ort_gemm for the 1x1 stride-1 layers (the same product as a GEMM).
 fp8ort's calls get split-K scratch where they ask for it, as the CUDA EP gives it.
 
-Shapes come from fp8ort.quantization.zoo.resnet50; each unique shape is timed once and weighted by how often the
+Shapes come from fp8ort.zoo.resnet50; each unique shape is timed once and weighted by how often the
 model uses it. Median of CUDA-event timings over rotated input buffers.
 
     python3 bench/conv_layers.py [--batch 256] [--lib build/libfp8ort_kernels.so] [--json out.json]
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "gpu"))
 sys.path.insert(0, str(ROOT))
 from gpu_lib import ConvShape, Epilogue, load_kernels  # noqa: E402
 
-from fp8ort.quantization import zoo  # noqa: E402
+from fp8ort import zoo  # noqa: E402
 
 E4M3, F16 = 17, 10
 NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2

@@ -30,7 +30,7 @@ from onnx import TensorProto, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import fp8ort  # noqa: E402
-from fp8ort.quantization import zoo  # noqa: E402
+from fp8ort import zoo  # noqa: E402
 
 
 def to_float16(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -10,7 +10,7 @@ import argparse
 import numpy as np
 import onnx
 
-from fp8ort.quantization import zoo
+from fp8ort import zoo
 
 
 def main() -> None:

@@ -1,26 +1,79 @@
-"""``fp8ort.quantize``: load, prepare, calibrate, decide, rewrite, check, report."""
+"""``fp8ort.quantize``: load, prepare (prepare.py), match (rules.py), calibrate, decide, rewrite, check, report."""
 
 from __future__ import annotations
 
+import collections
 import os
 import time
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import onnx
 import onnx_ir as ir
-import onnx_ir.passes.common
 
 from .. import numerics as nx
 from . import calibration as cal
 from . import model_io as mio
 from .config import METADATA_KEY, QuantizeConfig
 from .errors import QuantizeError
+from .prepare import prepare
 from .report import NodeReport, QuantizeReport, SqnrAccumulator
 from .rewrite import correct_bias, emit
-from .rules import fold_batchnorm, match_groups, node_macs, shape_of
+from .rules import ANCHOR_OPS, Group, is_weight_layer, match_groups, node_macs, shape_of
 
 REPORT_SAMPLES = 8  # calibration samples on which the report measures per-layer SQNR (float outputs cached)
+
+
+@overload
+def quantize(
+    model: ir.Model,
+    output: str | os.PathLike | None = None,
+    *,
+    calibration_data: Any = None,
+    config: QuantizeConfig | None = None,
+    return_report: Literal[False] = False,
+    external_data: bool | None = None,
+    progress: bool | None = None,
+) -> ir.Model: ...
+
+
+@overload
+def quantize(
+    model: str | os.PathLike | onnx.ModelProto,
+    output: str | os.PathLike | None = None,
+    *,
+    calibration_data: Any = None,
+    config: QuantizeConfig | None = None,
+    return_report: Literal[False] = False,
+    external_data: bool | None = None,
+    progress: bool | None = None,
+) -> onnx.ModelProto: ...
+
+
+@overload
+def quantize(
+    model: ir.Model,
+    output: str | os.PathLike | None = None,
+    *,
+    calibration_data: Any = None,
+    config: QuantizeConfig | None = None,
+    return_report: Literal[True],
+    external_data: bool | None = None,
+    progress: bool | None = None,
+) -> tuple[ir.Model, QuantizeReport]: ...
+
+
+@overload
+def quantize(
+    model: str | os.PathLike | onnx.ModelProto,
+    output: str | os.PathLike | None = None,
+    *,
+    calibration_data: Any = None,
+    config: QuantizeConfig | None = None,
+    return_report: Literal[True],
+    external_data: bool | None = None,
+    progress: bool | None = None,
+) -> tuple[onnx.ModelProto, QuantizeReport]: ...
 
 
 def quantize(
@@ -32,7 +85,7 @@ def quantize(
     return_report: bool = False,
     external_data: bool | None = None,
     progress: bool | None = None,
-) -> Any:
+) -> ir.Model | onnx.ModelProto | tuple[ir.Model | onnx.ModelProto, QuantizeReport]:
     """Quantize a float ONNX model to FP8 (``com.fp8ort`` ops, or standard FP8 QDQ with ``format="qdq"``).
 
     Args:
@@ -69,7 +122,7 @@ def quantize(
     if output is not None:
         mio.save_model(quantized, output, external_data)
         report.output_path = str(output)
-    result: Any = quantized if isinstance(model, ir.Model) else ir.to_proto(quantized)
+    result = quantized if isinstance(model, ir.Model) else ir.to_proto(quantized)
     return (result, report) if return_report else result
 
 
@@ -78,10 +131,24 @@ class Plan:
 
     def __init__(self, model: ir.Model, config: QuantizeConfig, progress: bool | None) -> None:
         self.config, self.progress = config, progress
-        self.notes: list[str] = []
-        self.source_nodes: list[tuple[str, str]] = []
-        self.float_model = self._prepare(model)
-        self.groups, self.skipped = match_groups(self.float_model.graph, config)
+        prepared = prepare(model)
+        self.float_model = prepared.model
+        self.folded = prepared.folded
+        self.source_nodes = prepared.source_nodes
+        self.notes: list[str] = [prepared.note()]
+        matching = match_groups(self.float_model.graph, config)
+        self.groups, self.skipped = matching.groups, matching.skipped
+        self.subgraph_layers = _subgraph_layers(self.float_model.graph)
+        if not self.groups and not any(is_weight_layer(n) for n in self.skipped) and not self.subgraph_layers:
+            ops = collections.Counter(n.op_type for n in self.float_model.graph)
+            present = ", ".join(f"{k} x{v}" for k, v in ops.most_common(8))
+            anchors = [n for n in self.skipped if n.op_type in ANCHOR_OPS]
+            raise QuantizeError(
+                "the model has no weight layer: no Conv, Gemm or MatMul with a constant weight "
+                f"({len(anchors)} Conv/Gemm/MatMul without one; ops: {present}); fp8ort quantizes only those layers. "
+                "If the weights are graph inputs, export them as initializers (torch.onnx.export(..., "
+                "export_params=True)); otherwise there is nothing to quantize in this model"
+            )
         self.float_reason: dict[str, str] = {g.name: g.reason for g in self.groups if not g.quantized}
         self.sensitivity: dict[str, float] = {}
         self.kept_for_target: list[str] = []
@@ -90,27 +157,8 @@ class Plan:
         self.x_mean: dict[str, np.ndarray] = {}  # per-channel mean of each group's input (bias correction)
         self.feeds: list[cal.Feed] = []
         self.float_cache: list[dict[str, Any]] = []
-
-    # ------------------------------------------------------------------------------------ preparation
-    def _prepare(self, model: ir.Model) -> ir.Model:
-        if len(model.graph.outputs) == 0:
-            raise QuantizeError("the model has no graph outputs")
-        for v in model.graph.inputs:
-            if v.shape is None or v.dtype is None:
-                raise QuantizeError(f"model input {v.name!r} has no declared type/shape; re-export with input shapes")
-        model = mio.prepare_opset(model, mio.QDQ_OPSET)
-        taken: set[str] = set()
-        for i, node in enumerate(model.graph):
-            name = node.name or f"{node.op_type}_{i}"
-            while name in taken:
-                name = f"{name}_{i}"
-            node.name = name
-            taken.add(name)
-        self.source_nodes = [(n.name, n.op_type) for n in model.graph]
-        ir.passes.common.NameFixPass()(model)
-        model = mio.infer_shapes(model)
-        self.folded = fold_batchnorm(model.graph)
-        return model
+        self.skipped_macs: dict[str, int | None] = {}
+        self.fp8_weights: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def input_specs(self) -> list[cal.InputSpec]:
         init_names = set(self.float_model.graph.initializers)
@@ -118,8 +166,11 @@ class Plan:
         for v in self.float_model.graph.inputs:
             if v.name in init_names:
                 continue
-            dt = nx.onnx_to_numpy_dtype(int(v.dtype)) if int(v.dtype) in nx.HIGH_PRECISION else \
-                onnx.helper.tensor_dtype_to_np_dtype(int(v.dtype))
+            dt = (
+                nx.onnx_to_numpy_dtype(int(v.dtype))
+                if int(v.dtype) in nx.HIGH_PRECISION
+                else onnx.helper.tensor_dtype_to_np_dtype(int(v.dtype))
+            )
             specs.append(cal.InputSpec(v.name, dt, shape_of(v)))
         return specs
 
@@ -136,10 +187,8 @@ class Plan:
         cfg = self.config
         self.feeds = cal.get_feeds(data, self.input_specs(), cfg.calibration_batch_size, cfg.random_calibration)
         names = self.calibrated_names()
-        if not names:
-            self.notes.append("nothing to calibrate: no Conv/Gemm/MatMul could be quantized")
-            return
-        sess = mio.Session(mio.with_outputs(self.float_model, names))
+        shape_names = self._anchor_value_names()
+        sess = mio.Session(mio.with_outputs(self.float_model, names + [n for n in shape_names if n not in names]))
         col = cal.RangeCollector(cfg.num_bins)
         outs = [v.name for v in self.float_model.graph.outputs]
         report_names = set(outs) | {g.output.name for g in self.groups}
@@ -151,7 +200,12 @@ class Plan:
         counts: dict[str, int] = {}
         bar = cal.ProgressBar(len(self.feeds), "calibrating", self.progress)
         for i, feed in enumerate(self.feeds):
-            got = sess.run(feed, names + [o for o in outs if o not in names])
+            extra = [o for o in outs if o not in names]
+            if i == 0:  # the MACs count the first batch's real shapes
+                extra += [n for n in shape_names if n not in names and n not in extra]
+            got = sess.run(feed, names + extra)
+            if i == 0:
+                self._count_macs(feed, {k: tuple(np.shape(v)) for k, v in got.items()})
             for name in names:
                 col.add_max(name, got[name])
                 if cfg.bias_correction and name in x_axis:
@@ -162,11 +216,43 @@ class Plan:
             if i < len(report_feeds):
                 self.float_cache.append({k: v for k, v in got.items() if k in report_names})
             bar.update()
-        if cfg.calibration_method != "max":
-            cal.run_collect(sess, self.feeds, names, col.add_hist, f"histograms ({cfg.calibration_method})",
-                            self.progress)
+        if cfg.calibration_method != "max" and names:
+            cal.run_collect(
+                sess, self.feeds, names, col.add_hist, f"histograms ({cfg.calibration_method})", self.progress
+            )
         self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile) for n in names}
         self.x_mean = {n: sums[n] / max(counts[n], 1) for n in sums}
+
+    def _anchor_value_names(self) -> list[str]:
+        """Inputs and outputs of every Conv/Gemm/MatMul: their measured shapes give the MACs."""
+        names: list[str] = []
+        for node in [g.anchor for g in self.groups] + list(self.skipped):
+            for v in (*node.inputs[:2], node.outputs[0]):
+                if v is not None and v.name and v.const_value is None and v.name not in names:
+                    names.append(v.name)
+        return names
+
+    def _count_macs(self, feed: cal.Feed, shapes: dict[str, tuple[int, ...]]) -> None:
+        """MACs per sample of every anchor from the shapes measured on one calibration batch."""
+        shapes = {**{k: tuple(np.shape(v)) for k, v in feed.items()}, **shapes}
+        samples = max(len(next(iter(feed.values()))) if feed else 1, 1)
+
+        def per_sample(node: ir.Node) -> int | None:
+            m = node_macs(node, shapes)
+            return None if m is None else m // samples
+
+        for g in self.groups:
+            g.macs = per_sample(g.anchor)
+        self.skipped_macs = {n.name: per_sample(n) for n in self.skipped}
+        unknown = [g.name for g in self.groups if g.macs is None] + [
+            k for k, v in self.skipped_macs.items() if v is None
+        ]
+        if unknown:
+            self.notes.append(
+                f"MACs not measured (shape unknown) for {len(unknown)} layer(s): "
+                + ", ".join(unknown[:8])
+                + (" ..." if len(unknown) > 8 else "")
+            )
 
     def eval_feeds(self, samples: int) -> list[cal.Feed]:
         """The first calibration batches holding at least ``samples`` samples."""
@@ -179,19 +265,22 @@ class Plan:
         return out
 
     # --------------------------------------------------------------------------------------- building
-    def build(self, fmt: str, keep_float: set[str] | None = None, final: bool = False,
-              switches: bool = False) -> ir.Model:
+    def build(
+        self, fmt: str, keep_float: set[str] | None = None, final: bool = False, switches: bool = False
+    ) -> ir.Model:
         """A fresh copy of the float model, rewritten into ``fmt`` with the plan's decisions (``switches``: the
         QDQ sensitivity model, see ``rewrite.QdqEmitter``)."""
         keep = set(self.float_reason) | (keep_float if keep_float is not None else set(self.kept_for_target))
         model = ir.from_proto(ir.to_proto(self.float_model))
-        groups, _ = match_groups(model.graph, self.config.replace(keep_first_layer=False, keep_last_layer=False))
+        groups = match_groups(model.graph, self.config.replace(keep_first_layer=False, keep_last_layer=False)).groups
         for g in groups:
+            g.fp8_weight = self.fp8_weights.get(g.name)  # the FP8 weights of earlier builds: same weights, same format
             if g.name in keep:
                 g.quantized = False
             elif self.config.bias_correction and g.x.name in self.x_mean:
                 correct_bias(g, self.config.fp8, self.x_mean[g.x.name])
         emit(model, groups, self.amax, self.config, fmt, switches, self.float_residuals)
+        self.fp8_weights.update({g.name: g.fp8_weight for g in groups if g.fp8_weight is not None})
         if final:
             model.metadata_props[METADATA_KEY] = self.config.to_json()
             model.producer_name = "fp8ort"
@@ -199,12 +288,15 @@ class Plan:
                 try:
                     onnx.checker.check_model(ir.to_proto(model), full_check=True)
                 except Exception as exc:  # a bug of ours, never the user's: say so
-                    raise QuantizeError(f"internal error: the quantized model fails the ONNX checker ({exc}); "
-                                        "please report it with the model") from exc
+                    raise QuantizeError(
+                        f"internal error: the quantized model fails the ONNX checker ({exc}); "
+                        "please report it with the model"
+                    ) from exc
         return model
 
-    def output_sqnr(self, model: ir.Model, names: list[str], feeds: list[cal.Feed],
-                    float_cache: list[dict] | None = None) -> SqnrAccumulator:
+    def output_sqnr(
+        self, model: ir.Model, names: list[str], feeds: list[cal.Feed], float_cache: list[dict] | None = None
+    ) -> SqnrAccumulator:
         """SQNR of ``names`` in ``model`` (a QDQ emulation) against the float model over ``feeds``."""
         acc = SqnrAccumulator()
         qs = mio.Session(mio.with_outputs(model, names))
@@ -218,8 +310,7 @@ class Plan:
 
     # ------------------------------------------------------------------------------------------ report
     def make_report(self, quantized: ir.Model) -> QuantizeReport:
-        quantized_groups = [g for g in self.groups if g.name not in self.float_reason
-                            and g.name not in self.kept_for_target]
+        quantized_groups = [g for g in self.groups if self.is_fp8(g)]
         out_names = [v.name for v in self.float_model.graph.outputs]
         acc = None
         if self.config.report_sqnr and quantized_groups and self.feeds:
@@ -227,48 +318,101 @@ class Plan:
             feeds = self.eval_feeds(REPORT_SAMPLES)
             acc = self.output_sqnr(self.build("qdq"), names, feeds, self.float_cache[: len(feeds)])
         nodes = self._node_reports(acc)
+        if self.config.format == "qdq" and any(g.kind != "Conv" for g in quantized_groups):
+            self.notes.append(
+                "onnxruntime 1.30 and 1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then "
+                "reject the model: run this QDQ model there with so.add_session_config_entry("
+                "'session.disable_quant_qdq', '1') (or graph_optimization_level=ORT_ENABLE_BASIC)"
+            )
         total = sum(n.macs for n in nodes)
         fp8 = sum(n.macs for n in nodes if n.status == "fp8")
         return QuantizeReport(
             nodes=nodes,
             output_sqnr_db={n: acc.db(n) for n in out_names} if acc else {},
-            total_macs=total, fp8_macs=fp8, kept_in_float=list(self.kept_for_target),
+            total_macs=total,
+            fp8_macs=fp8,
+            kept_in_float=list(self.kept_for_target),
             config=self.config.to_dict(),
-            calibration={"method": self.config.calibration_method, "batches": len(self.feeds),
-                         "samples": int(sum(len(next(iter(f.values()))) for f in self.feeds if f))},
+            calibration={
+                "method": self.config.calibration_method,
+                "batches": len(self.feeds),
+                "samples": int(sum(len(next(iter(f.values()))) for f in self.feeds if f)),
+            },
             notes=self.notes,
         )
+
+    def is_fp8(self, g: Group) -> bool:
+        """Whether the final model has ``g`` as an FP8 op."""
+        return g.name not in self.float_reason and g.name not in self.kept_for_target
+
+    def _group_reason(self, g: Group) -> str:
+        if g.name in self.kept_for_target:
+            return f"kept in high precision: accuracy_target_db={self.config.accuracy_target_db}"
+        if not self.is_fp8(g):
+            return self.float_reason[g.name]
+        extra = "; residual input kept in high precision (accuracy target)" if g.name in self.float_residuals else ""
+        return f"FP8 {g.op_type} ({g.describe()}){extra}"
 
     def _node_reports(self, acc: SqnrAccumulator | None) -> list[NodeReport]:
         by_node: dict[str, NodeReport] = {}
         for g in self.groups:
-            q = g.name not in self.float_reason and g.name not in self.kept_for_target
-            reason = self.float_reason.get(g.name, "")
-            if g.name in self.kept_for_target:
-                reason = f"kept in high precision: accuracy_target_db={self.config.accuracy_target_db}"
-            fused = "+".join([g.kind] + g.fused)
+            q = self.is_fp8(g)
             by_node[g.name] = NodeReport(
-                g.name, g.kind, "fp8" if q else "float",
-                reason=(f"FP8 {'FP8Conv' if g.kind == 'Conv' else 'FP8MatMul'} ({fused})"
-                        + ("; residual input kept in high precision (accuracy target)"
-                           if g.name in self.float_residuals else "") if q else reason),
-                macs=g.macs, sqnr_db=acc.db(g.output.name) if (acc and q) else None,
-                sensitivity_db=self.sensitivity.get(g.name))
+                g.name,
+                g.kind,
+                "fp8" if q else "float",
+                reason=self._group_reason(g),
+                macs=g.macs or 0,
+                sqnr_db=acc.db(g.output.name) if (acc and q) else None,
+                sensitivity_db=self.sensitivity.get(g.name),
+            )
             for n in g.nodes[1:]:
-                by_node[n.name] = NodeReport(n.name, n.op_type, "fused" if q else "float",
-                                             fused_into=g.name if q else None,
-                                             reason="" if q else f"epilogue of {g.name}, which stays float")
+                by_node[n.name] = NodeReport(
+                    n.name,
+                    n.op_type,
+                    "fused" if q else "float",
+                    fused_into=g.name if q else None,
+                    reason="" if q else f"epilogue of {g.name}, which stays float",
+                )
         for node, why in self.skipped.items():
-            by_node[node.name] = NodeReport(node.name, node.op_type, "float", reason=why, macs=node_macs(node))
+            by_node[node.name] = NodeReport(
+                node.name, node.op_type, "float", reason=why, macs=self.skipped_macs.get(node.name) or 0
+            )
+        for line in self.subgraph_layers:
+            by_node[line.name] = line
         for bn, conv in self.folded.items():
-            by_node[bn] = NodeReport(bn, "BatchNormalization", "folded", reason=f"folded into {conv}",
-                                     fused_into=conv)
+            by_node[bn] = NodeReport(bn, "BatchNormalization", "folded", reason=f"folded into {conv}", fused_into=conv)
         reports = []
         for name, op in self.source_nodes:
-            reports.append(by_node.pop(name, None) or NodeReport(
-                name, op, "float", reason=_other_reason(op)))
+            reports.append(by_node.pop(name, None) or NodeReport(name, op, "float", reason=_other_reason(op)))
         reports.extend(by_node.values())
         return reports
+
+
+def _subgraph_layers(graph: ir.Graph) -> list[NodeReport]:
+    """Report lines for the Conv/Gemm/MatMul inside If/Loop/Scan bodies (only the main graph is quantized)."""
+    lines = []
+    for node in graph:
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                bodies = [attr.value]
+            elif attr.type == ir.AttributeType.GRAPHS:
+                bodies = list(attr.value)
+            else:
+                continue
+            for body in bodies:
+                for inner in ir.traversal.RecursiveGraphIterator(body):
+                    if inner.op_type in ANCHOR_OPS and inner.domain in ("", "ai.onnx"):
+                        lines.append(
+                            NodeReport(
+                                inner.name or f"{node.name}/{attr.name}/{inner.op_type}_{len(lines)}",
+                                inner.op_type,
+                                "float",
+                                reason=f"inside the {attr.name} subgraph of {node.op_type} {node.name}: "
+                                "fp8ort quantizes the main graph only",
+                            )
+                        )
+    return lines
 
 
 def _other_reason(op: str) -> str:

@@ -174,8 +174,7 @@ def get_feeds(data: Any, specs: list[InputSpec], batch: int, allow_random: bool)
 # ----------------------------------------------------------------------------------------- the ranges
 
 
-def run_collect(session: Any, feeds: list[Feed], names: list[str], fn: Any, label: str,
-                progress: bool | None) -> None:
+def run_collect(session: Any, feeds: list[Feed], names: list[str], fn: Any, label: str, progress: bool | None) -> None:
     """Run ``session`` over every feed and call ``fn(name, array)`` for each requested tensor."""
     bar = ProgressBar(len(feeds), label, progress)
     for feed in feeds:

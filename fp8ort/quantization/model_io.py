@@ -1,4 +1,4 @@
-"""Loading, checking, shape-inferring and saving models; ORT sessions over in-memory models."""
+"""Loading and saving models (external data, atomic writes); ORT sessions over in-memory models."""
 
 from __future__ import annotations
 
@@ -15,8 +15,31 @@ from .errors import ModelLoadError, QuantizeError
 
 ModelLike = Union[str, os.PathLike, onnx.ModelProto, ir.Model]  # noqa: UP007 (a runtime alias)
 TWO_GB = 2**31
-MIN_OPSET = 13  # Clip/Split/Squeeze with tensor inputs; older models: convert with onnx.version_converter
-QDQ_OPSET = 21  # FP8 QuantizeLinear/DequantizeLinear (>= 19) with blocked/axis support
+
+
+def _tensors(graph: onnx.GraphProto):
+    """Initializers and tensor attributes of ``graph`` and its subgraphs."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                yield attr.t
+            yield from attr.tensors
+            if attr.HasField("g"):
+                yield from _tensors(attr.g)
+            for g in attr.graphs:
+                yield from _tensors(g)
+
+
+def _external_files(proto: onnx.ModelProto) -> list[str]:
+    """The external data files the tensors of ``proto`` name, where their data are not loaded."""
+    files = []
+    for t in _tensors(proto.graph):
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            loc = next((e.value for e in t.external_data if e.key == "location"), None)
+            if loc and loc not in files:
+                files.append(loc)
+    return files
 
 
 def load_model(model: ModelLike) -> ir.Model:
@@ -24,6 +47,12 @@ def load_model(model: ModelLike) -> ir.Model:
     if isinstance(model, ir.Model):
         return ir.from_proto(ir.to_proto(model))
     if isinstance(model, onnx.ModelProto):
+        missing = _external_files(model)
+        if missing:
+            raise ModelLoadError(
+                f"the ModelProto keeps initializers in external data ({', '.join(missing[:3])}) that is not loaded; "
+                "pass the model's path instead, or load it with onnx.load(path, load_external_data=True)"
+            )
         return ir.from_proto(model)
     if not isinstance(model, (str, os.PathLike)):
         raise ModelLoadError(
@@ -33,14 +62,26 @@ def load_model(model: ModelLike) -> ir.Model:
     if not path.is_file():
         raise ModelLoadError(f"{path} does not exist or is not a file; pass the path of an .onnx model")
     try:
-        proto = onnx.load(str(path), load_external_data=True)
-    except Exception as exc:  # protobuf raises DecodeError, external data raises OSError/ValidationError
+        proto = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # protobuf raises DecodeError
         raise ModelLoadError(
-            f"{path} is not a readable ONNX model ({type(exc).__name__}: {exc}); the file may be truncated, "
-            "not ONNX, or its external data file may be missing next to it"
+            f"{path} is not a readable ONNX model ({type(exc).__name__}: {exc}); the file may be truncated or not ONNX"
         ) from exc
     if not proto.graph.node:
         raise ModelLoadError(f"{path} parsed as an ONNX model with an empty graph; it is not ONNX or is truncated")
+    missing = [f for f in _external_files(proto) if not (path.parent / f).is_file()]
+    if missing:
+        raise ModelLoadError(
+            f"{path} keeps its weights in external data file(s) {missing} that are missing next to it "
+            f"(looked in {path.parent}); copy them beside the model, keeping their names"
+        )
+    try:
+        onnx.external_data_helper.load_external_data_for_model(proto, str(path.parent))
+    except Exception as exc:
+        raise ModelLoadError(
+            f"the external data of {path} cannot be read ({type(exc).__name__}: {exc}); the .data file may be "
+            "truncated or belong to another export: re-export the model"
+        ) from exc
     return ir.from_proto(proto)
 
 
@@ -53,57 +94,31 @@ def model_nbytes(model: ir.Model) -> int:
     return total
 
 
-def default_opset(model: ir.Model) -> int:
-    return int(model.opset_imports.get("", model.opset_imports.get("ai.onnx", 0)))
-
-
-def prepare_opset(model: ir.Model, minimum: int) -> ir.Model:
-    """The model with its default-domain opset raised to ``minimum`` (version converter), or an error."""
-    version = default_opset(model)
-    if version >= minimum:
-        return model
-    if model_nbytes(model) > TWO_GB // 2:
-        raise QuantizeError(
-            f"the model uses opset {version} but fp8ort needs >= {minimum}, and it is too large to convert in "
-            f"memory; convert it first with onnx.version_converter.convert_version(model, {minimum})"
-        )
-    try:
-        proto = onnx.version_converter.convert_version(ir.to_proto(model), minimum)
-    except Exception as exc:
-        raise QuantizeError(
-            f"the model uses opset {version}; fp8ort needs >= {minimum} and onnx.version_converter failed "
-            f"({exc}); re-export the model at opset >= {minimum}"
-        ) from exc
-    return ir.from_proto(proto)
-
-
-def infer_shapes(model: ir.Model) -> ir.Model:
-    """ONNX shape inference (with data propagation); large models go through a temporary file."""
-    if model_nbytes(model) < TWO_GB // 2:
-        proto = ir.to_proto(model)
-        try:
-            proto = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False, data_prop=True)
-        except Exception as exc:
-            raise QuantizeError(f"ONNX shape inference failed on the model: {exc}") from exc
-        return ir.from_proto(proto)
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "in.onnx"), os.path.join(tmp, "out.onnx")
-        ir.save(model, src, external_data="in.onnx.data")
-        onnx.shape_inference.infer_shapes_path(src, dst)
-        proto = onnx.load(dst, load_external_data=True)
-    return ir.from_proto(proto)
-
-
 def save_model(model: ir.Model, path: str | os.PathLike, external_data: bool | None = None) -> None:
-    """Write ``model``; weights go to ``<name>.data`` when asked or when the model is over 2 GB."""
+    """Write ``model``; weights go to ``<name>.data`` when asked or when the model is over 2 GB.
+
+    The files are written in a temporary folder beside ``path`` and then moved into place (``os.replace``), so an
+    interrupted or failed save never leaves a half-written model.
+    """
     path = Path(path)
+    if path.is_dir():
+        raise QuantizeError(f"the output path {path} is a folder; give a file name such as {path / 'model.fp8.onnx'}")
     path.parent.mkdir(parents=True, exist_ok=True)
     if external_data is None:
         external_data = model_nbytes(model) > TWO_GB - 2**24
-    if external_data:
-        ir.save(model, str(path), external_data=path.name + ".data")
-    else:
-        ir.save(model, str(path))
+    data_name = path.name + ".data"
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.name}.") as tmp:
+        tmp_model = Path(tmp) / path.name
+        try:
+            if external_data:
+                ir.save(model, str(tmp_model), external_data=data_name)
+            else:
+                ir.save(model, str(tmp_model))
+        except OSError as exc:
+            raise QuantizeError(f"cannot write {path}: {exc}; check the folder's free space and permissions") from exc
+        if external_data:
+            os.replace(Path(tmp) / data_name, path.parent / data_name)  # the data first: the model refers to it
+        os.replace(tmp_model, path)
 
 
 class Session:
@@ -114,6 +129,11 @@ class Session:
 
         so = ort.SessionOptions()
         so.log_severity_level = 3
+        # onnxruntime 1.30/1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then reject their own
+        # graph; the QDQ emulation must run as written anyway, so every session keeps QDQ nodes as they are.
+        so.add_session_config_entry("session.disable_quant_qdq", "1")
+        if any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph):
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         if threads:
             so.intra_op_num_threads = threads
         if custom_ops_library:

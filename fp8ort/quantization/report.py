@@ -21,7 +21,7 @@ class NodeReport:
     status: str
     reason: str = ""
     fused_into: str | None = None
-    macs: int = 0
+    macs: int = 0  # per sample, from the shapes measured on the first calibration batch (0: not measured)
     sqnr_db: float | None = None
     sensitivity_db: float | None = None
 
@@ -67,15 +67,20 @@ class QuantizeReport:
         n_fp8 = sum(n.status == "fp8" for n in self.nodes)
         sq = ", ".join(f"{k}: {_db(v)}" for k, v in self.output_sqnr_db.items()) or "not measured"
         lines = [
-            (f"fp8ort quantize: {n_fp8} FP8 ops, {100 * self.fp8_mac_share:.1f}% of {self.total_macs / 1e6:.1f} M "
-             f"Conv/Gemm/MatMul MACs in FP8; format {self.config.get('format')}, {self.config.get('fp8_format')}, "
-             f"calibration {self.config.get('calibration_method')} on {self.calibration.get('samples')} samples"
-             f" ({self.calibration.get('batches')} batches); {self.seconds:.1f} s"),
+            (
+                f"fp8ort quantize: {n_fp8} FP8 ops, {100 * self.fp8_mac_share:.1f}% of {self.total_macs / 1e6:.1f} M "
+                f"Conv/Gemm/MatMul MACs per sample in FP8; format {self.config.get('format')}, "
+                f"{self.config.get('fp8_format')}, "
+                f"calibration {self.config.get('calibration_method')} on {self.calibration.get('samples')} samples"
+                f" ({self.calibration.get('batches')} batches); {self.seconds:.1f} s"
+            ),
             f"output SQNR vs float on the calibration data: {sq}",
         ]
         if self.kept_in_float:
-            lines.append(f"kept in high precision for accuracy_target_db={self.config.get('accuracy_target_db')}: "
-                         + ", ".join(self.kept_in_float))
+            lines.append(
+                f"kept in high precision for accuracy_target_db={self.config.get('accuracy_target_db')}: "
+                + ", ".join(self.kept_in_float)
+            )
         lines += self.notes
         return "\n".join(lines)
 
@@ -85,8 +90,16 @@ class QuantizeReport:
             why = n.reason or (f"-> {n.fused_into}" if n.fused_into else "")
             if n.sensitivity_db is not None:
                 why = f"{why} (alone: {n.sensitivity_db:.1f} dB)".strip()
-            rows.append((n.name, n.op_type, n.status, f"{n.macs / 1e6:.1f}" if n.macs else "",
-                         _db(n.sqnr_db) if n.sqnr_db is not None else "", why))
+            rows.append(
+                (
+                    n.name,
+                    n.op_type,
+                    n.status,
+                    f"{n.macs / 1e6:.1f}" if n.macs else "",
+                    _db(n.sqnr_db) if n.sqnr_db is not None else "",
+                    why,
+                )
+            )
         widths = [min(max(len(r[i]) for r in rows), 48) for i in range(5)]
         out = []
         for r in rows:

@@ -1,7 +1,9 @@
 """The rewrite half of the rules: emit matched groups as ``com.fp8ort`` ops or as standard FP8 QDQ.
 
 Both emitters take the same plan (groups, per-tensor activation ranges, the set of FP8 outputs), so the QDQ
-model is also the emulation of the fp8ort model that the report and the accuracy-target search run on ORT.
+model is also the emulation of the fp8ort model that the report and the accuracy-target search run on ORT: it keeps
+the original float ops of each group (the bias Add, the residual Add, the activation or its decomposition) after the
+DequantizeLinear'd operands, which computes ``act(conv + B + deq(Z))`` as the fused op does.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import onnx_ir.passes.common
 
 from .. import numerics as nx
 from .config import QuantizeConfig
-from .rules import Group, _new_initializer, fp8_outputs
+from .prepare import is_std, new_initializer
+from .rules import Group, fp8_outputs
 
 DOMAIN = "com.fp8ort"
 TO_NHWC = [0, 2, 3, 1]
@@ -27,30 +30,35 @@ def weight_scale(g: Group, fmt: nx.FP8Format) -> np.ndarray:
     return nx.compute_scale(amax, fmt)
 
 
-def quantized_weight(g: Group, fmt: nx.FP8Format) -> tuple[np.ndarray, np.ndarray]:
-    s = weight_scale(g, fmt)
+def _channel_shape(g: Group) -> list[int]:
     shape = [1] * g.weight.ndim
     shape[g.channel_axis] = -1
-    return nx.quantize(g.weight, s.reshape(shape), fmt), s
+    return shape
+
+
+def quantized_weight(g: Group, fmt: nx.FP8Format) -> tuple[np.ndarray, np.ndarray]:
+    """The FP8 weight and its per-channel scale (computed once per group and kept in ``g.fp8_weight``)."""
+    if g.fp8_weight is None or g.fp8_weight[0].dtype != fmt.dtype:
+        s = weight_scale(g, fmt)
+        g.fp8_weight = (nx.quantize(g.weight, s.reshape(_channel_shape(g)), fmt), s)
+    return g.fp8_weight
 
 
 def correct_bias(g: Group, fmt: nx.FP8Format, x_mean: np.ndarray) -> None:
     """Bias correction: subtract the mean output shift ``(Wq - W) @ E[x]`` that FP8 weight rounding causes.
 
     ``x_mean`` is the per-channel mean of the layer's input over the calibration data (channel axis 1 for Conv,
-    the last axis for Gemm). FP8 rounding errors of a channel's weights do not cancel when its inputs have a large
-    mean (post-ReLU6 activations, depthwise filters); this removes that systematic part. MatMul groups are left
-    alone (their bias lives in a separate Add in the QDQ form).
+    the last axis for Gemm/MatMul). FP8 rounding errors of a channel's weights do not cancel when its inputs have a
+    large mean (post-ReLU6 activations, depthwise filters); this removes that systematic part. MatMul groups without
+    a bias Add are left alone (the QDQ form would need a new Add).
     """
-    if g.kind == "MatMul":
+    if g.kind == "MatMul" and g.bias is None:
         return
     wq, ws = quantized_weight(g, fmt)
-    shape = [1] * g.weight.ndim
-    shape[g.channel_axis] = -1
-    dw = nx.dequantize(wq, ws.reshape(shape)).astype(np.float64) - g.weight
+    dw = nx.dequantize(wq, ws.reshape(_channel_shape(g))).astype(np.float64) - g.weight
     mu = np.asarray(x_mean, dtype=np.float64).reshape(-1)
     if g.kind == "Conv":
-        groups = int(g.conv_attrs["group"])
+        groups = int(g.conv.group)
         m, c_per_group = dw.shape[:2]
         if mu.size != groups * c_per_group:
             return
@@ -69,8 +77,15 @@ def correct_bias(g: Group, fmt: nx.FP8Format, x_mean: np.ndarray) -> None:
 
 
 class _Emitter:
-    def __init__(self, model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig,
-                 switches: bool = False, float_z: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        model: ir.Model,
+        groups: list[Group],
+        amax: dict[str, float],
+        config: QuantizeConfig,
+        switches: bool = False,
+        float_z: frozenset[str] = frozenset(),
+    ) -> None:
         self.model, self.graph, self.groups, self.config = model, model.graph, groups, config
         self.switches = switches
         self.fmt = config.fp8
@@ -79,16 +94,54 @@ class _Emitter:
         self._scales: dict[str, ir.Value] = {}
 
     def act_scale(self, name: str) -> ir.Value:
+        """The (shared) scale initializer of a calibrated activation."""
         if name not in self._scales:
             s = nx.compute_scale(np.float32(self.amax.get(name, 0.0)), self.fmt).reshape(())
-            self._scales[name] = _new_initializer(self.graph, f"{name}.scale", s)
+            self._scales[name] = new_initializer(self.graph, f"{name}.scale", s)
         return self._scales[name]
 
     def init(self, name: str, array: np.ndarray) -> ir.Value:
-        return _new_initializer(self.graph, name, array)
+        return new_initializer(self.graph, name, array)
 
     def finish(self) -> None:
         ir.passes.common.RemoveUnusedNodesPass()(self.model)
+
+
+class FoldLayoutTransposesPass(ir.passes.InPlacePass):
+    """Cancel a layout Transpose the emitter inserted against a Transpose next to it that undoes it.
+
+    A model that permutes a convolution's output to channels-last itself (ConvNeXt's ``permute(0, 2, 3, 1)``)
+    would otherwise get NHWC -> NCHW -> NHWC: the pair composes to the identity, and its consumers read the NHWC
+    tensor directly.
+    """
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        modified = False
+        for t2 in list(model.graph):
+            t1 = t2.inputs[0].producer() if is_std(t2, "Transpose") and t2.inputs[0] is not None else None
+            if not is_std(t1, "Transpose") or not (_is_layout_transpose(t1) or _is_layout_transpose(t2)):
+                continue
+            p1, p2 = _perm(t1), _perm(t2)
+            if p1 is None or p2 is None or len(p1) != len(p2) or [p1[i] for i in p2] != list(range(len(p1))):
+                continue
+            out = t2.outputs[0]
+            if out.is_graph_output():
+                continue
+            ir.convenience.replace_all_uses_with(out, t1.inputs[0])
+            model.graph.remove(t2, safe=True)
+            if not t1.outputs[0].uses() and not t1.outputs[0].is_graph_output():
+                model.graph.remove(t1, safe=True)
+            modified = True
+        return ir.passes.PassResult(model, modified)
+
+
+def _is_layout_transpose(node: ir.Node) -> bool:
+    return (node.name or "").endswith((".to_nhwc", ".to_nchw"))
+
+
+def _perm(node: ir.Node) -> list[int] | None:
+    attr = node.attributes.get("perm")
+    return None if attr is None else list(attr.as_ints())
 
 
 class Fp8OrtEmitter(_Emitter):
@@ -98,58 +151,98 @@ class Fp8OrtEmitter(_Emitter):
         super().__init__(*args, **kwargs)
         self.nhwc: dict[int, ir.Value] = {}  # id(NCHW value) -> the same tensor in NHWC
 
-    def to_nhwc(self, v: ir.Value, before: ir.Node) -> ir.Value:
+    def finish(self) -> None:
+        if self.config.layout == "NHWC":
+            FoldLayoutTransposesPass()(self.model)
+        super().finish()
+
+    def to_nhwc(self, v: ir.Value) -> ir.Value:
+        """``v`` in NHWC: the existing NHWC twin, or a new Transpose right after v's producer (every later
+        consumer can share it)."""
         if id(v) in self.nhwc:
             return self.nhwc[id(v)]
         out = ir.Value(name=f"{v.name}.nhwc", type=v.type, shape=_permute(v.shape, TO_NHWC))
-        node = ir.Node("", "Transpose", [v], [ir.AttrInt64s("perm", TO_NHWC)], outputs=[out],
-                       name=f"{v.name}.to_nhwc")
-        self.graph.insert_before(before, node)
+        node = ir.Node("", "Transpose", [v], [ir.AttrInt64s("perm", TO_NHWC)], outputs=[out], name=f"{v.name}.to_nhwc")
+        producer = v.producer()
+        if producer is not None and producer.graph is self.graph:
+            self.graph.insert_after(producer, node)
+        else:  # a graph input or an initializer
+            self.graph.insert_before(next(iter(self.graph)), node)
         self.nhwc[id(v)] = out
         return out
 
-    def emit(self, g: Group) -> None:
-        fmt, last = self.fmt, g.nodes[-1]
-        nhwc = self.config.layout == "NHWC" and g.kind == "Conv"
-        wq, ws = quantized_weight(g, fmt)
-        x = g.x
-        if nhwc:
-            x = self.to_nhwc(x, last)
+    def _weight_inputs(self, g: Group) -> list[ir.Value | None]:
+        """W, w_scale and B initializers."""
+        wq, ws = quantized_weight(g, self.fmt)
+        bias = None if g.bias is None else self.init(f"{g.name}.bias", g.bias)
+        return [self.init(f"{g.name}.weight_fp8", wq), self.init(f"{g.name}.w_scale", ws), bias]
+
+    def _operands(self, g: Group, nhwc: bool) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
+        """X, Z and z_scale in the op's layout (z_scale only for an FP8 Z)."""
+        x = self.to_nhwc(g.x) if nhwc else g.x
         z, z_scale = g.z, None
         if z is not None:
             if nhwc:
-                z = self.to_nhwc(z, last)
+                z = self.to_nhwc(z)
             if g.z.name in self.fp8_out:  # its producer may come later in graph order and is not rewritten yet
                 z_scale = self.act_scale(g.z.name)
-        old = g.output
-        out_fp8 = old.name in self.fp8_out
-        y_scale = self.act_scale(old.name) if out_fp8 else None
-        base = g.name
-        inputs = [x, self.init(f"{base}.weight_fp8", wq), self.act_scale(g.x.name), self.init(f"{base}.w_scale", ws),
-                  None if g.bias is None else self.init(f"{base}.bias", g.bias), z, z_scale, y_scale]
-        while inputs[-1] is None:
-            inputs.pop()
-        attrs: list[ir.Attr] = [ir.AttrString("activation", g.activation)]
-        out_type = fmt.onnx_type if out_fp8 else int(ir.DataType.FLOAT)
+        return x, z, z_scale
+
+    def _attributes(self, g: Group, out_type: int, nhwc: bool) -> list[ir.Attr]:
+        attrs = g.activation.attributes()
         attrs.append(ir.AttrInt64("output_dtype", out_type))
-        if g.kind == "Conv":
-            for k in ("strides", "pads", "dilations"):
-                attrs.append(ir.AttrInt64s(k, list(g.conv_attrs[k])))
-            attrs.append(ir.AttrInt64("group", int(g.conv_attrs["group"])))
-            attrs.append(ir.AttrString("layout", "NHWC" if nhwc else "NCHW"))
+        if g.conv is not None:
+            attrs += [
+                ir.AttrInt64s("strides", list(g.conv.strides)),
+                ir.AttrInt64s("pads", list(g.conv.pads)),
+                ir.AttrInt64s("dilations", list(g.conv.dilations)),
+                ir.AttrInt64("group", g.conv.group),
+                ir.AttrString("layout", "NHWC" if nhwc else "NCHW"),
+            ]
         else:
             attrs.append(ir.AttrInt64("transB", int(g.trans_b)))
-        y = ir.Value(name=f"{old.name}.fp8ort", type=ir.TensorType(ir.DataType(out_type)),
-                     shape=_permute(old.shape, TO_NHWC) if nhwc else old.shape)
-        op = "FP8Conv" if g.kind == "Conv" else "FP8MatMul"
-        node = ir.Node(DOMAIN, op, inputs, attrs, outputs=[y], name=base)
+        return attrs
+
+    def emit(self, g: Group) -> None:
+        nhwc = self.config.layout == "NHWC" and g.kind == "Conv"
+        old = g.output
+        out_fp8 = old.name in self.fp8_out
+        out_type = self.fmt.onnx_type if out_fp8 else int(ir.DataType.FLOAT)
+        x, z, z_scale = self._operands(g, nhwc)
+        w, w_scale, bias = self._weight_inputs(g)
+        inputs = [
+            x,
+            w,
+            self.act_scale(g.x.name),
+            w_scale,
+            bias,
+            z,
+            z_scale,
+            self.act_scale(old.name) if out_fp8 else None,
+        ]
+        while inputs[-1] is None:
+            inputs.pop()
+        y = ir.Value(
+            name=f"{old.name}.fp8ort",
+            type=ir.TensorType(ir.DataType(out_type)),
+            shape=_permute(old.shape, TO_NHWC) if nhwc else old.shape,
+        )
+        node = ir.Node(DOMAIN, g.op_type, inputs, self._attributes(g, out_type, nhwc), outputs=[y], name=g.name)
+        self._replace(g, node, y, nhwc, out_fp8)
+
+    def _replace(self, g: Group, node: ir.Node, y: ir.Value, nhwc: bool, out_fp8: bool) -> None:
+        """Put ``node`` in place of the group's nodes; an NHWC float output gets a Transpose back to NCHW."""
+        old = g.output
         new_nodes = [node]
         final = y
         if nhwc and not out_fp8:
             final = ir.Value(name=f"{old.name}.nchw", type=old.type, shape=old.shape)
-            new_nodes.append(ir.Node("", "Transpose", [y], [ir.AttrInt64s("perm", TO_NCHW)], outputs=[final],
-                                     name=f"{base}.to_nchw"))
-        self.graph.insert_before(last, new_nodes)
+            new_nodes.append(
+                ir.Node(
+                    "", "Transpose", [y], [ir.AttrInt64s("perm", TO_NCHW)], outputs=[final], name=f"{g.name}.to_nchw"
+                )
+            )
+        self.graph.insert_before(g.nodes[-1], new_nodes)
         name = old.name
         pending = self.nhwc.pop(id(old), None)
         if pending is not None:
@@ -162,6 +255,7 @@ class Fp8OrtEmitter(_Emitter):
             else:
                 pending.type = final.type
         ir.convenience.replace_all_uses_with(old, final, replace_graph_outputs=True)
+        base = node.name
         for n in g.nodes:
             n.name = f"{n.name}.replaced"
         node.name = base
@@ -186,6 +280,7 @@ class QdqEmitter(_Emitter):
         self.qdq: dict[int, ir.Value] = {}
 
     def quant_dequant(self, v: ir.Value, before: ir.Node) -> ir.Value:
+        """``DequantizeLinear(QuantizeLinear(v))`` with v's activation scale (one pair per value)."""
         if id(v) in self.qdq:
             return self.qdq[id(v)]
         s = self.act_scale(v.name)
@@ -193,9 +288,17 @@ class QdqEmitter(_Emitter):
         dq = ir.Value(name=f"{v.name}.dq", type=v.type, shape=v.shape)
         # No zero point: the FP8 type goes in output_dtype (opset 21). With an FP8 zero point, onnxruntime 1.32's
         # Relu+QuantizeLinear fusion drops the Relu as if FP8 could not hold negative values.
-        nodes = [ir.Node("", "QuantizeLinear", [v, s], [ir.AttrInt64("output_dtype", self.fmt.onnx_type)],
-                         outputs=[q], name=f"{v.name}.QuantizeLinear"),
-                 ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{v.name}.DequantizeLinear")]
+        nodes = [
+            ir.Node(
+                "",
+                "QuantizeLinear",
+                [v, s],
+                [ir.AttrInt64("output_dtype", self.fmt.onnx_type)],
+                outputs=[q],
+                name=f"{v.name}.QuantizeLinear",
+            ),
+            ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{v.name}.DequantizeLinear"),
+        ]
         self.graph.insert_before(before, nodes)
         self.qdq[id(v)] = dq
         return dq
@@ -210,43 +313,66 @@ class QdqEmitter(_Emitter):
         d = ir.Value(name=f"{q.name}.{s.name}.d", type=f.type)
         sd = ir.Value(name=f"{q.name}.{s.name}.sd", type=f.type)
         out = ir.Value(name=f"{q.name}.{s.name}.out", type=f.type, shape=f.shape)
-        self.graph.insert_before(before, [ir.Node("", "Sub", [q, f], outputs=[d], name=f"{d.name}.Sub"),
-                                          ir.Node("", "Mul", [d, s], outputs=[sd], name=f"{sd.name}.Mul"),
-                                          ir.Node("", "Add", [f, sd], outputs=[out], name=f"{out.name}.Add")])
+        self.graph.insert_before(
+            before,
+            [
+                ir.Node("", "Sub", [q, f], outputs=[d], name=f"{d.name}.Sub"),
+                ir.Node("", "Mul", [d, s], outputs=[sd], name=f"{sd.name}.Mul"),
+                ir.Node("", "Add", [f, sd], outputs=[out], name=f"{out.name}.Add"),
+            ],
+        )
         return out
+
+    def _weight(self, g: Group, sw: ir.Value | None) -> ir.Value:
+        """The dequantized FP8 weight (blended with the float one under a switch)."""
+        a = g.anchor
+        wq, ws = quantized_weight(g, self.fmt)
+        if sw is None:
+            wd = ir.Value(name=f"{g.name}.weight_dq", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape(wq.shape))
+            dq = ir.Node(
+                "",
+                "DequantizeLinear",
+                [self.init(f"{g.name}.weight_fp8", wq), self.init(f"{g.name}.w_scale", ws)],
+                [ir.AttrInt64("axis", g.channel_axis)],
+                outputs=[wd],
+                name=f"{g.name}.weight.DequantizeLinear",
+            )
+            self.graph.insert_before(a, dq)
+            return wd
+        wd = self.init(f"{g.name}.weight_dq", nx.dequantize(wq, ws.reshape(_channel_shape(g))))
+        return self.blend(self.init(f"{g.name}.weight_float", g.weight), wd, sw, a)
+
+    def _bias(self, g: Group, sw: ir.Value | None, before: ir.Node) -> ir.Value:
+        b = self.init(f"{g.name}.bias", g.bias)
+        if sw is not None:
+            fb = g.float_bias if g.float_bias is not None else np.zeros_like(g.bias)
+            b = self.blend(self.init(f"{g.name}.bias_float", fb), b, sw, before)
+        return b
 
     def emit(self, g: Group) -> None:
         a = g.anchor
-        wq, ws = quantized_weight(g, self.fmt)
-        base = g.name
-        wv = None if self.switches else self.init(f"{base}.weight_fp8", wq)
         sw = self.switch(g) if self.switches else None
         x = self.quant_dequant(g.x, a)
-        if sw is None:
-            wd = ir.Value(name=f"{base}.weight_dq", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape(wq.shape))
-            dq = ir.Node("", "DequantizeLinear", [wv, self.init(f"{base}.w_scale", ws)],
-                         [ir.AttrInt64("axis", g.channel_axis)], outputs=[wd],
-                         name=f"{base}.weight.DequantizeLinear")
-            self.graph.insert_before(a, dq)
-        else:  # the same dequantized weight as a constant, blended with the float one
-            shape = [1] * wq.ndim
-            shape[g.channel_axis] = -1
-            wd = self.init(f"{base}.weight_dq", nx.dequantize(wq, ws.reshape(shape)))
+        if sw is not None:
             x = self.blend(g.x, x, sw, a)
-            wd = self.blend(self.init(f"{base}.weight_float", g.weight), wd, sw, a)
         a.replace_input_with(0, x)
-        a.replace_input_with(1, wd)
+        a.replace_input_with(1, self._weight(g, sw))
         if g.kind == "Gemm":
             a.attributes.pop("alpha", None)
             a.attributes.pop("beta", None)
+        if g.fused_bias and g.kind != "MatMul":
+            # the bias Add's constant is part of g.bias now (the anchor's own bias input): bypass the Add
+            add = g.nodes[1]
+            ir.convenience.replace_all_uses_with(add.outputs[0], a.outputs[0])
+            self.graph.remove(add, safe=True)
+            g.nodes.remove(add)
         if g.kind in ("Conv", "Gemm") and g.bias is not None:
             if len(a.inputs) < 3:
                 a.resize_inputs(3)
-            b = self.init(f"{base}.bias", g.bias)
-            if sw is not None:
-                fb = g.float_bias if g.float_bias is not None else np.zeros_like(g.bias)
-                b = self.blend(self.init(f"{base}.bias_float", fb), b, sw, a)
-            a.replace_input_with(2, b)
+            a.replace_input_with(2, self._bias(g, sw, a))
+        elif g.kind == "MatMul" and g.fused_bias:
+            add = g.nodes[1]
+            add.replace_input_with(1 if add.inputs[0] is a.outputs[0] else 0, self._bias(g, sw, add))
         if g.residual is not None and g.z.name in self.fp8_out:
             add, idx = g.residual
             z = self.quant_dequant(g.z, add)
@@ -261,8 +387,15 @@ def _permute(shape: ir.Shape | None, perm: list[int]) -> ir.Shape | None:
     return ir.Shape([shape[p] for p in perm])
 
 
-def emit(model: ir.Model, groups: list[Group], amax: dict[str, float], config: QuantizeConfig,
-         fmt: str, switches: bool = False, float_z: frozenset[str] = frozenset()) -> ir.Model:
+def emit(
+    model: ir.Model,
+    groups: list[Group],
+    amax: dict[str, float],
+    config: QuantizeConfig,
+    fmt: str,
+    switches: bool = False,
+    float_z: frozenset[str] = frozenset(),
+) -> ir.Model:
     """Rewrite ``model`` in place (its ``groups`` matched on it) into format ``fp8ort`` or ``qdq``
     (``switches``: the QDQ sensitivity model with one FP8 on/off input per group, see :class:`QdqEmitter`;
     ``float_z``: groups whose residual input stays high precision)."""
@@ -274,5 +407,5 @@ def emit(model: ir.Model, groups: list[Group], amax: dict[str, float], config: Q
     if fmt == "fp8ort" and any(g.quantized for g in groups):
         model.opset_imports[DOMAIN] = 1
         model.graph.opset_imports[DOMAIN] = 1
-    model.ir_version = max(model.ir_version or 0, 9)
+    model.ir_version = max(model.ir_version or 0, 10)
     return model

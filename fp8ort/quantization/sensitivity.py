@@ -101,8 +101,9 @@ def search_float_layers(plan: Plan) -> None:
     ev = _Evaluator(plan, cands)
     all_fp8 = set(cands)
     r_all = ev.ratio(all_fp8)
-    plan.notes.append(f"accuracy target {target:g} dB: all {len(cands)} candidate layers in FP8 give "
-                      f"{_db(r_all):.1f} dB")
+    plan.notes.append(
+        f"accuracy target {target:g} dB: all {len(cands)} candidate layers in FP8 give {_db(r_all):.1f} dB"
+    )
     if r_all <= final_budget:
         return
     residual = frozenset(g.name for g in plan.groups if g.residual is not None and g.name in all_fp8)
@@ -112,13 +113,15 @@ def search_float_layers(plan: Plan) -> None:
         plan.float_residuals = residual
         ev = _Evaluator(plan, cands)
         r_all = ev.ratio(all_fp8)
-        plan.notes.append(f"accuracy target {target:g} dB: residual inputs of {len(residual)} layer(s) kept in "
-                          f"high precision: {_db(r_all):.1f} dB with every candidate layer in FP8")
+        plan.notes.append(
+            f"accuracy target {target:g} dB: residual inputs of {len(residual)} layer(s) kept in "
+            f"high precision: {_db(r_all):.1f} dB with every candidate layer in FP8"
+        )
         if r_all <= final_budget:
             return
     alone = {c: ev.ratio({c}, small=True) for c in cands}
     plan.sensitivity = {c: _db(r) for c, r in alone.items()}
-    macs = {g.name: max(g.macs, 1) for g in plan.groups}
+    macs = {g.name: max(g.macs or 0, 1) for g in plan.groups}
     order = sorted(cands, key=lambda c: alone[c] / macs[c], reverse=True)
     scale = r_all / max(sum(alone.values()), 1e-30)  # additive model, fitted to the all-FP8 measurement
 
@@ -157,7 +160,8 @@ def search_float_layers(plan: Plan) -> None:
     plan.notes.append(
         f"accuracy target {target:g} dB: {len(keep)} layer(s) ({100 * kept_macs / max(total, 1):.1f}% of candidate "
         f"MACs) kept in float give {_db(final):.1f} dB on {sum(len(next(iter(f.values()))) for f in ev.feeds)} "
-        f"calibration samples ({ev.runs} sensitivity-model runs, {checks} full build(s))")
+        f"calibration samples ({ev.runs} sensitivity-model runs, {checks} full build(s))"
+    )
     if final > final_budget:
         plan.notes.append(f"accuracy target {target:g} dB not reached: the closest found is {_db(final):.1f} dB")
 

@@ -58,12 +58,19 @@ def build(text: str, weights: dict[str, np.ndarray]) -> ir.Model:
 def resnetish(seed: int = 0) -> ir.Model:
     rng = np.random.default_rng(seed)
     w = {
-        "w1": _init(rng, (8, 3, 3, 3)), "b1": _init(rng, (8,)),
-        "g1": (1 + 0.1 * rng.standard_normal(8)).astype(np.float32), "be1": _init(rng, (8,)),
-        "m1": _init(rng, (8,)), "v1": (0.5 + rng.random(8)).astype(np.float32),
-        "w2": _init(rng, (8, 8, 3, 3), 0.2), "w3": _init(rng, (8, 8, 3, 3), 0.2), "b3": _init(rng, (8,)),
-        "wdw": _init(rng, (8, 1, 3, 3)), "bdw": _init(rng, (8,)),
-        "wfc": _init(rng, (10, 8)), "bfc": _init(rng, (10,)),
+        "w1": _init(rng, (8, 3, 3, 3)),
+        "b1": _init(rng, (8,)),
+        "g1": (1 + 0.1 * rng.standard_normal(8)).astype(np.float32),
+        "be1": _init(rng, (8,)),
+        "m1": _init(rng, (8,)),
+        "v1": (0.5 + rng.random(8)).astype(np.float32),
+        "w2": _init(rng, (8, 8, 3, 3), 0.2),
+        "w3": _init(rng, (8, 8, 3, 3), 0.2),
+        "b3": _init(rng, (8,)),
+        "wdw": _init(rng, (8, 1, 3, 3)),
+        "bdw": _init(rng, (8,)),
+        "wfc": _init(rng, (10, 8)),
+        "bfc": _init(rng, (10,)),
     }
     w["w2"][3] = 0.0  # an all-zero output channel must get a valid scale
     return build(RESNETISH, w)
@@ -71,8 +78,10 @@ def resnetish(seed: int = 0) -> ir.Model:
 
 def encoder(seed: int = 0) -> ir.Model:
     rng = np.random.default_rng(seed)
-    return build(ENCODER, {"w1": _init(rng, (16, 32)), "b1": _init(rng, (32,)), "w2": _init(rng, (32, 16)),
-                           "b2": _init(rng, (16,))})
+    return build(
+        ENCODER,
+        {"w1": _init(rng, (16, 32)), "b1": _init(rng, (32,)), "w2": _init(rng, (32, 16)), "b2": _init(rng, (16,))},
+    )
 
 
 def calib(model: ir.Model, n: int = 16, seed: int = 1) -> dict[str, np.ndarray]:
@@ -99,5 +108,12 @@ bottleneck (float[N,4,8,8] x) => (float[N,8,8,8] y) {
 def bottleneck(seed: int = 0) -> ir.Model:
     """A ResNet downsample block: the residual Add joins two convolutions, the second one later in graph order."""
     rng = np.random.default_rng(seed)
-    return build(BOTTLENECK, {"wa": _init(rng, (8, 4, 3, 3)), "wb": _init(rng, (8, 8, 1, 1)),
-                              "wd": _init(rng, (8, 4, 1, 1)), "wc": _init(rng, (8, 8, 3, 3), 0.2)})
+    return build(
+        BOTTLENECK,
+        {
+            "wa": _init(rng, (8, 4, 3, 3)),
+            "wb": _init(rng, (8, 8, 1, 1)),
+            "wd": _init(rng, (8, 4, 1, 1)),
+            "wc": _init(rng, (8, 8, 3, 3), 0.2),
+        },
+    )

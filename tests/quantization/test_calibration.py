@@ -9,14 +9,15 @@ from conftest import run_float
 
 import fp8ort.quantization as fq
 from fp8ort import E4M3FN
+from fp8ort.emulate import run_reference
 from fp8ort.numerics import sqnr_db
 from fp8ort.quantization import calibration as cal
-from fp8ort.quantization.emulate import run_reference
 
 
 def _scales(model) -> dict[str, float]:
-    return {v.name: float(v.const_value.numpy()) for v in model.graph.initializers.values()
-            if v.name.endswith(".scale")}
+    return {
+        v.name: float(v.const_value.numpy()) for v in model.graph.initializers.values() if v.name.endswith(".scale")
+    }
 
 
 @pytest.mark.parametrize("method", ["max", "percentile", "mse", "entropy"])
@@ -33,8 +34,13 @@ def test_methods_clip_no_more_than_max(resnetish):
     for method in ("percentile", "mse", "entropy"):
         s = _scales(fq.quantize(resnetish, calibration_data=calib, config=fq.QuantizeConfig(calibration_method=method)))
         assert all(s[k] <= s_max[k] * 1.0001 for k in s)
-    s = _scales(fq.quantize(resnetish, calibration_data=calib,
-                            config=fq.QuantizeConfig(calibration_method="percentile", percentile=90.0)))
+    s = _scales(
+        fq.quantize(
+            resnetish,
+            calibration_data=calib,
+            config=fq.QuantizeConfig(calibration_method="percentile", percentile=90.0),
+        )
+    )
     assert any(s[k] < 0.9 * s_max[k] for k in s)
 
 

@@ -16,9 +16,23 @@ def test_quantize_command(tmp_path, resnetish, capsys):
     src, out, calib = tmp_path / "m.onnx", tmp_path / "m.fp8.onnx", tmp_path / "calib.npz"
     ir.save(resnetish, str(src))
     np.savez(calib, **qmodels.calib(resnetish))
-    rc = main(["quantize", str(src), "-o", str(out), "--calibration-data", str(calib), "--calibration-method",
-               "percentile", "--exclude-nodes", "^Conv_9$", "--no-bias-correction",
-               "--report-json", str(tmp_path / "r.json")])
+    rc = main(
+        [
+            "quantize",
+            str(src),
+            "-o",
+            str(out),
+            "--calibration-data",
+            str(calib),
+            "--calibration-method",
+            "percentile",
+            "--exclude-nodes",
+            "^Conv_9$",
+            "--no-bias-correction",
+            "--report-json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0 and "FP8 ops" in text and "exclude_nodes" in text
     onnx.checker.check_model(str(out), full_check=True)
@@ -30,8 +44,9 @@ def test_quantize_command(tmp_path, resnetish, capsys):
 def test_quantize_qdq_external_data(tmp_path, resnetish):
     src, out = tmp_path / "m.onnx", tmp_path / "m.qdq.onnx"
     ir.save(resnetish, str(src))
-    rc = main(["quantize", str(src), "-o", str(out), "--random-calibration", "--format", "qdq", "--external-data",
-               "--quiet"])
+    rc = main(
+        ["quantize", str(src), "-o", str(out), "--random-calibration", "--format", "qdq", "--external-data", "--quiet"]
+    )
     assert rc == 0 and (tmp_path / "m.qdq.onnx.data").is_file()
 
 

@@ -7,12 +7,12 @@ import onnx_ir as ir
 import onnxruntime as ort
 import pytest
 import qmodels
-from conftest import library_path, run_float
+from conftest import library_path, run_float, session_options
 
 import fp8ort.quantization as fq
+from fp8ort.emulate import run_reference
 from fp8ort.numerics import sqnr_db
 from fp8ort.quantization.api import REPORT_SAMPLES
-from fp8ort.quantization.emulate import run_reference
 
 CONFIGS = {
     "default": fq.QuantizeConfig(),
@@ -27,11 +27,9 @@ def _feed(model: ir.Model, n: int = 4, seed: int = 7) -> dict[str, np.ndarray]:
 
 
 def _ort(model: ir.Model, feed: dict, library: str | None = None) -> list[np.ndarray]:
-    so = ort.SessionOptions()
-    if library:
-        so.register_custom_ops_library(library)
-    return ort.InferenceSession(ir.to_proto(model).SerializeToString(), so,
-                                providers=["CPUExecutionProvider"]).run(None, feed)
+    return ort.InferenceSession(
+        ir.to_proto(model).SerializeToString(), session_options(library), providers=["CPUExecutionProvider"]
+    ).run(None, feed)
 
 
 @pytest.mark.parametrize("model_name", ["resnetish", "encoder"])
@@ -80,8 +78,9 @@ def test_accuracy_target_keeps_sensitive_layers(resnetish):
     calib = qmodels.calib(resnetish)
     base = fq.quantize(resnetish, calibration_data=calib, return_report=True)[1].output_sqnr_db["logits"]
     target = base + 6.0
-    q, rep = fq.quantize(resnetish, calibration_data=calib, return_report=True,
-                         config=fq.QuantizeConfig(accuracy_target_db=target))
+    q, rep = fq.quantize(
+        resnetish, calibration_data=calib, return_report=True, config=fq.QuantizeConfig(accuracy_target_db=target)
+    )
     assert rep.output_sqnr_db["logits"] >= target
     assert 1 <= len(rep.kept_in_float) < 5
     for name in rep.kept_in_float:

@@ -52,8 +52,12 @@ def test_target_prefers_cheap_sensitive_layers(resnetish):
     calib = qmodels.calib(resnetish)
     base = fq.quantize(resnetish, calibration_data=calib, return_report=True)[1]
     target = base.output_sqnr_db["logits"] + 8.0
-    q, rep = fq.quantize(resnetish, calibration_data=calib, return_report=True,
-                         config=fq.QuantizeConfig(format="qdq", accuracy_target_db=target))
+    q, rep = fq.quantize(
+        resnetish,
+        calibration_data=calib,
+        return_report=True,
+        config=fq.QuantizeConfig(format="qdq", accuracy_target_db=target),
+    )
     assert rep.output_sqnr_db["logits"] >= target - 0.5
     assert rep.kept_in_float and rep.fp8_mac_share > 0.3
     assert any("accuracy target" in n and "kept in float" in n for n in rep.notes)
@@ -61,8 +65,7 @@ def test_target_prefers_cheap_sensitive_layers(resnetish):
         node = rep.node(name)
         assert node.status == "float" and node.sensitivity_db is not None
     # every layer left in FP8 costs less output noise per MAC than the kept ones, by the measured sensitivities
-    noise = {n.name: 10 ** (-n.sensitivity_db / 10) / max(n.macs, 1) for n in rep.nodes
-             if n.sensitivity_db is not None}
+    noise = {n.name: 10 ** (-n.sensitivity_db / 10) / max(n.macs, 1) for n in rep.nodes if n.sensitivity_db is not None}
     kept = [noise[n] for n in rep.kept_in_float]
     fp8 = [noise[n.name] for n in rep.nodes if n.status == "fp8" and n.name in noise]
     assert not fp8 or max(fp8) <= max(kept)

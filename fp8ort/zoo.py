@@ -25,19 +25,33 @@ class _Builder:
         self.inits.append(numpy_helper.from_array(a.astype(np.float32), name))
         return name
 
-    def conv_bn(self, x: str, cin: int, cout: int, k: int, stride: int, name: str, relu: bool = True,
-                gamma: float = 1.0) -> str:
+    def conv_bn(
+        self, x: str, cin: int, cout: int, k: int, stride: int, name: str, relu: bool = True, gamma: float = 1.0
+    ) -> str:
         fan_in = cin * k * k
         w = self.rng.standard_normal((cout, cin, k, k)) * np.sqrt(2.0 / fan_in)
         self.init(f"{name}.weight", w)
         y = f"{name}.conv"
-        self.nodes.append(helper.make_node("Conv", [x, f"{name}.weight"], [y], name=f"{name}/Conv",
-                                           kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4))
-        bn = [self.init(f"{name}.bn.{p}", v) for p, v in (
-            ("scale", gamma * (1 + 0.1 * self.rng.standard_normal(cout))),
-            ("bias", 0.1 * self.rng.standard_normal(cout)),
-            ("mean", 0.1 * self.rng.standard_normal(cout)),
-            ("var", 1 + 0.2 * self.rng.random(cout)))]
+        self.nodes.append(
+            helper.make_node(
+                "Conv",
+                [x, f"{name}.weight"],
+                [y],
+                name=f"{name}/Conv",
+                kernel_shape=[k, k],
+                strides=[stride, stride],
+                pads=[k // 2] * 4,
+            )
+        )
+        bn = [
+            self.init(f"{name}.bn.{p}", v)
+            for p, v in (
+                ("scale", gamma * (1 + 0.1 * self.rng.standard_normal(cout))),
+                ("bias", 0.1 * self.rng.standard_normal(cout)),
+                ("mean", 0.1 * self.rng.standard_normal(cout)),
+                ("var", 1 + 0.2 * self.rng.random(cout)),
+            )
+        ]
         out = f"{name}.bn"
         self.nodes.append(helper.make_node("BatchNormalization", [y, *bn], [out], name=f"{name}/BatchNormalization"))
         if relu:
@@ -63,14 +77,23 @@ def resnet50(seed: int = 0, num_classes: int = 1000, batch: str | int = "N") -> 
     return resnet(seed, num_classes, batch)
 
 
-def resnet(seed: int = 0, num_classes: int = 1000, batch: str | int = "N", blocks: tuple[int, ...] = (3, 4, 6, 3),
-           width: int = 64, size: int = 224) -> onnx.ModelProto:
+def resnet(
+    seed: int = 0,
+    num_classes: int = 1000,
+    batch: str | int = "N",
+    blocks: tuple[int, ...] = (3, 4, 6, 3),
+    width: int = 64,
+    size: int = 224,
+) -> onnx.ModelProto:
     """A bottleneck ResNet with random weights: ``blocks`` per stage, stem ``width`` channels, ``size``-pixel
     inputs. The defaults are ResNet-50; ``fp8ort demo --quick`` uses a small one."""
     b = _Builder(seed)
     y = b.conv_bn("input", 3, width, 7, 2, "stem")
-    b.nodes.append(helper.make_node("MaxPool", [y], ["stem.pool"], name="stem/MaxPool", kernel_shape=[3, 3],
-                                    strides=[2, 2], pads=[1, 1, 1, 1]))
+    b.nodes.append(
+        helper.make_node(
+            "MaxPool", [y], ["stem.pool"], name="stem/MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]
+        )
+    )
     y, cin = "stem.pool", width
     for stage, n_blocks in enumerate(blocks):
         w, stride = width * 2**stage, 1 if stage == 0 else 2
@@ -84,10 +107,12 @@ def resnet(seed: int = 0, num_classes: int = 1000, batch: str | int = "N", block
     b.nodes.append(helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], name="head/fc", transB=1))
     name = "resnet50" if (blocks, width) == ((3, 4, 6, 3), 64) else "resnet"
     graph = helper.make_graph(
-        b.nodes, name,
+        b.nodes,
+        name,
         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, size, size])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, num_classes])],
-        initializer=b.inits)
+        initializer=b.inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="fp8ort.zoo")
     model.ir_version = 10
     return model

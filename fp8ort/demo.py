@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .. import numerics as nx
+from . import numerics as nx
 from . import zoo
-from .calibration import InputSpec, random_feeds
+from .quantization.calibration import InputSpec, random_feeds
 
 
 def _inputs(model_path: str, n: int, seed: int) -> dict[str, np.ndarray]:
@@ -51,8 +51,8 @@ def _size(path: str) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     import onnxruntime as ort
 
-    from .. import get_library_path
-    from . import QuantizeConfig, quantize
+    from . import get_library_path
+    from .quantization import QuantizeConfig, quantize
 
     tmp = None
     workdir = args.workdir
@@ -75,8 +75,13 @@ def run_demo(args: argparse.Namespace) -> int:
     fp8_path = os.path.join(workdir, os.path.basename(float_path).replace(".onnx", "") + ".fp8.onnx")
     print(f"quantizing {float_path} with {args.calibration_images} calibration samples ({args.calibration_method}) ...")
     t = time.perf_counter()
-    _, report = quantize(float_path, fp8_path, calibration_data=calib, return_report=True,
-                         config=QuantizeConfig(calibration_method=args.calibration_method))
+    _, report = quantize(
+        float_path,
+        fp8_path,
+        calibration_data=calib,
+        return_report=True,
+        config=QuantizeConfig(calibration_method=args.calibration_method),
+    )
     q_time = time.perf_counter() - t
     print(report.summary())
 
@@ -109,8 +114,10 @@ def run_demo(args: argparse.Namespace) -> int:
         rows.append(("FP8 QDQ twin (ORT CPU)", _size(qdq_path), out, t8))
 
     n = args.eval_images
-    print(f"\n{n} held-out inputs, batch {n}; quantization took {q_time:.1f} s; "
-          f"{100 * report.fp8_mac_share:.1f}% of MACs in FP8\n")
+    print(
+        f"\n{n} held-out inputs, batch {n}; quantization took {q_time:.1f} s; "
+        f"{100 * report.fp8_mac_share:.1f}% of MACs in FP8\n"
+    )
     print(f"{'model':<26}{'file MB':>9}{'size':>8}{'SQNR dB':>9}{'top-1 agree':>13}{'ms/batch':>10}")
     for name, size, out, secs in rows:
         sq = nx.sqnr_db(ref[0], out[0])

@@ -1,0 +1,120 @@
+"""Run a quantized fp8ort model without the native library: ``onnx.reference`` plus ``fp8ort.reference``.
+
+Slow (NumPy, exact FP8 products), but it is the emulated route of the CPU reference semantics: tests and
+numerics debugging use it where ``libfp8ort.so`` is not built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+from onnx.reference import ReferenceEvaluator
+from onnx.reference.op_run import OpRun
+
+from . import reference as ref
+
+DOMAIN = "com.fp8ort"
+
+
+def _opt(args: tuple, i: int) -> Any:
+    return args[i] if len(args) > i and args[i] is not None else None
+
+
+def _activation(activation: str | None, alpha: float | None, beta: float | None) -> dict[str, Any]:
+    """The activation keyword arguments of the reference functions; ``activation_alpha``/``activation_beta`` only
+    where the node has them (the reference fills in each activation's defaults)."""
+    kwargs: dict[str, Any] = {"activation": activation or ""}
+    if alpha is not None:
+        kwargs["activation_alpha"] = float(alpha)
+    if beta is not None:
+        kwargs["activation_beta"] = float(beta)
+    return kwargs
+
+
+class FP8Conv(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self,
+        *args: np.ndarray | None,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        group: int | None = None,
+        activation: str | None = None,
+        activation_alpha: float | None = None,
+        activation_beta: float | None = None,
+        layout: str | None = None,
+        output_dtype: int | None = None,
+    ) -> tuple[np.ndarray]:
+        y = ref.fp8_conv(
+            *[_opt(args, i) for i in range(8)],
+            strides=strides or (1, 1),
+            pads=pads or (0, 0, 0, 0),
+            dilations=dilations or (1, 1),
+            group=group or 1,
+            layout=layout or "NCHW",
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+            **_activation(activation, activation_alpha, activation_beta),
+        )
+        return (y,)
+
+
+class FP8MatMul(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self,
+        *args: np.ndarray | None,
+        transB: int | None = None,  # noqa: N803 (the ONNX attribute name)
+        activation: str | None = None,
+        activation_alpha: float | None = None,
+        activation_beta: float | None = None,
+        output_dtype: int | None = None,
+    ) -> tuple[np.ndarray]:
+        y = ref.fp8_matmul(
+            *[_opt(args, i) for i in range(8)],
+            transB=transB or 0,
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+            **_activation(activation, activation_alpha, activation_beta),
+        )
+        return (y,)
+
+
+class FP8Quantize(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self, x: np.ndarray, scale: np.ndarray, output_dtype: int | None = None, saturate: int | None = None
+    ) -> tuple[np.ndarray]:
+        return (
+            ref.fp8_quantize(
+                x,
+                scale,
+                output_dtype=output_dtype or onnx.TensorProto.FLOAT8E4M3FN,
+                saturate=1 if saturate is None else saturate,
+            ),
+        )
+
+
+class FP8Dequantize(OpRun):
+    op_domain = DOMAIN
+
+    def _run(self, x: np.ndarray, scale: np.ndarray, output_dtype: int | None = None) -> tuple[np.ndarray]:
+        return (ref.fp8_dequantize(x, scale, output_dtype=output_dtype or onnx.TensorProto.FLOAT),)
+
+
+def reference_session(model: onnx.ModelProto | ir.Model | str) -> ReferenceEvaluator:
+    """An ``onnx.reference`` evaluator that runs ``com.fp8ort`` nodes with ``fp8ort.reference``."""
+    if isinstance(model, ir.Model):
+        model = ir.to_proto(model)
+    return ReferenceEvaluator(model, new_ops=[FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize])
+
+
+def run_reference(model: onnx.ModelProto | ir.Model | str, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` on ``feed`` through the reference semantics."""
+    return reference_session(model).run(None, feed)

@@ -1,0 +1,192 @@
+"""Graph preparation (prepare.py): the ways exporters write constants, shapes and weights all end up matched."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+import pytest
+import qmodels
+from conftest import run_float
+from onnx import TensorProto, helper, numpy_helper
+
+import fp8ort.quantization as fq
+from fp8ort.numerics import sqnr_db
+from fp8ort.quantization.prepare import TARGET_OPSET, prepare
+
+
+def _model(nodes, inputs, outputs, inits, opset: int = 17) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _fp8(q: onnx.ModelProto) -> list[str]:
+    return [n.op_type for n in q.graph.node if n.domain == "com.fp8ort"]
+
+
+def test_weights_behind_identity_and_constant_nodes_are_constants():
+    """TorchScript writes deduplicated initializers behind Identity and scalars/weights as Constant nodes."""
+    rng = np.random.default_rng(0)
+    w = (0.3 * rng.standard_normal((8, 4, 3, 3))).astype(np.float32)
+    b = np.zeros(8, np.float32)
+    fc = (0.3 * rng.standard_normal((8 * 36, 5))).astype(np.float32)
+    nodes = [
+        helper.make_node("Constant", [], ["w_const"], value=numpy_helper.from_array(w)),
+        helper.make_node("Identity", ["b_shared"], ["b1"]),
+        helper.make_node("Identity", ["b_shared"], ["b2"]),
+        helper.make_node("Conv", ["x", "w_const", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Identity", ["w2"], ["w2_id"]),
+        helper.make_node("Conv", ["r1", "w2_id", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Constant", [], ["shape"], value=numpy_helper.from_array(np.array([-1, 8 * 36], np.int64))),
+        helper.make_node("Reshape", ["c2", "shape"], ["flat"]),
+        helper.make_node("Identity", ["fc"], ["fc_id"]),
+        helper.make_node("MatMul", ["flat", "fc_id"], ["y0"]),
+        helper.make_node("Identity", ["y0"], ["y"]),
+    ]
+    inits = [
+        numpy_helper.from_array(b, "b_shared"),
+        numpy_helper.from_array((0.2 * rng.standard_normal((8, 8, 3, 3))).astype(np.float32), "w2"),
+        numpy_helper.from_array(fc, "fc"),
+    ]
+    model = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+        inits,
+    )
+    calib = {"x": rng.standard_normal((8, 4, 6, 6)).astype(np.float32)}
+    q, rep = fq.quantize(model, calibration_data=calib, return_report=True)
+    onnx.checker.check_model(q, full_check=True)
+    assert _fp8(q) == ["FP8Conv", "FP8Conv", "FP8MatMul"]
+    assert q.graph.output[0].name == "y"  # the graph output keeps its name when its Identity goes
+    assert "Identity" in rep.notes[0] and "Constant" in rep.notes[0]
+    feed = {"x": rng.standard_normal((2, 4, 6, 6)).astype(np.float32)}
+    qdq = fq.quantize(model, calibration_data=calib, config=fq.QuantizeConfig(format="qdq"))
+    assert sqnr_db(run_float(ir.from_proto(model), feed)[0], run_float(ir.from_proto(qdq), feed)[0]) > 20.0
+
+
+def test_matmul_through_a_transposed_weight():
+    """``x @ Transpose(W)`` (an export without constant folding): the FP8 weight is W transposed."""
+    rng = np.random.default_rng(1)
+    w = (0.3 * rng.standard_normal((12, 16))).astype(np.float32)  # [N, K] as torch.nn.Linear stores it
+    nodes = [helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]), helper.make_node("MatMul", ["x", "wt"], ["y"])]
+    model = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, 12])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    calib = {"x": rng.standard_normal((4, 3, 16)).astype(np.float32)}
+    q = fq.quantize(model, calibration_data=calib)
+    assert [n.op_type for n in q.graph.node] == ["FP8MatMul"]
+    qdq = fq.quantize(model, calibration_data=calib, config=fq.QuantizeConfig(format="qdq"))
+    assert sqnr_db(run_float(ir.from_proto(model), calib)[0], run_float(ir.from_proto(qdq), calib)[0]) > 25.0
+
+
+def test_macs_use_the_calibration_shapes_not_ones():
+    """Spatial dims are symbolic in the graph: the MACs come from the calibration batch's real shapes."""
+    text = qmodels.RESNETISH.replace("float[N,3,16,16] x", "float[N,3,H,W] x")
+    model = qmodels.build(
+        text, {v.name: v.const_value.numpy() for v in qmodels.resnetish().graph.initializers.values()}
+    )
+    calib = {"x": np.random.default_rng(2).standard_normal((4, 3, 16, 16)).astype(np.float32)}
+    rep = fq.quantize(model, calibration_data=calib, return_report=True)[1]
+    # per sample: conv1 16x16x8 outputs x 27, conv2 and conv3 8x8x8 x 72, depthwise 8x8x8 x 9, fc 10 x 8
+    expected = 16 * 16 * 8 * 27 + 2 * 8 * 8 * 8 * 72 + 8 * 8 * 8 * 9 + 10 * 8
+    assert rep.total_macs == expected and rep.fp8_macs == expected
+    rep32 = fq.quantize(model, calibration_data={"x": np.ones((2, 3, 32, 32), np.float32)}, return_report=True)[1]
+    assert rep32.total_macs == 4 * (expected - 10 * 8) + 10 * 8
+
+
+@pytest.mark.parametrize("opset", [13, 17, 18, 21])
+def test_prepared_models_are_alike_across_opsets(opset):
+    weights = {v.name: v.const_value.numpy() for v in qmodels.resnetish().graph.initializers.values()}
+    text = qmodels.RESNETISH.replace('"" : 21', f'"" : {opset}').replace("ir_version: 10", "ir_version: 7")
+    prepared = prepare(qmodels.build(text, weights))
+    assert prepared.model.opset_imports[""] == TARGET_OPSET
+    assert [n.op_type for n in prepared.model.graph] == [
+        "Conv",
+        "Relu",
+        "MaxPool",
+        "Conv",
+        "Relu",
+        "Conv",
+        "Add",
+        "Relu",
+        "Conv",
+        "Relu",
+        "GlobalAveragePool",
+        "Flatten",
+        "Gemm",
+    ]
+    assert prepared.folded == {"BatchNormalization_1": "Conv_0"}
+    assert all(v.shape is not None for n in prepared.model.graph for v in n.outputs)
+
+
+def test_initializers_listed_as_inputs_are_weights():
+    """IR version 3 exports list every initializer as a graph input too."""
+    base = qmodels.resnetish()
+    proto = ir.to_proto(base)
+    proto.ir_version = 3
+    proto.graph.input.extend(
+        helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in proto.graph.initializer
+    )
+    q, rep = fq.quantize(proto, calibration_data=qmodels.calib(base), return_report=True)
+    assert _fp8(q) == ["FP8Conv"] * 4 + ["FP8MatMul"]
+    assert [i.name for i in q.graph.input] == ["x"]
+    assert "13 initializers removed from the graph inputs" in rep.notes[0]
+
+
+def test_weight_layers_in_functions_and_subgraphs():
+    """Model-local functions are inlined; a Conv inside an If branch stays float with a report line."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array((0.3 * rng.standard_normal((4, 4, 1, 1))).astype(np.float32), "w")
+    fn = helper.make_function(
+        "local",
+        "ConvRelu",
+        ["a", "k"],
+        ["b"],
+        [helper.make_node("Conv", ["a", "k"], ["c"]), helper.make_node("Relu", ["c"], ["b"])],
+        [helper.make_opsetid("", 17)],
+    )
+    branch = helper.make_graph(
+        [helper.make_node("Conv", ["y1", "w"], ["z"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 4, 5, 5])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["y1"], ["z2"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("z2", TensorProto.FLOAT, ["N", 4, 5, 5])],
+    )
+    nodes = [
+        helper.make_node("ConvRelu", ["x", "w"], ["y1"], domain="local"),
+        helper.make_node("If", ["flag"], ["y"], then_branch=branch, else_branch=other),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5, 5]),
+            helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 5, 5])],
+        [w],
+    )
+    model = helper.make_model(
+        graph, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    )
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    calib = {"x": rng.standard_normal((4, 4, 5, 5)).astype(np.float32), "flag": np.array(True)}
+    q, rep = fq.quantize(model, calibration_data=[calib], return_report=True)
+    onnx.checker.check_model(q, full_check=True)
+    assert [n.op_type for n in q.graph.node] == ["FP8Conv", "If"]
+    inner = [n for n in rep.nodes if n.op_type == "Conv" and n.status == "float"]
+    assert len(inner) == 1 and "then_branch subgraph of If" in inner[0].reason
