@@ -114,6 +114,8 @@ class Session:
 
         so = ort.SessionOptions()
         so.log_severity_level = 3
+        # run QDQ as written: ORT 1.30 fuses DQ(FP8)+MatMul into MatMulIntegerToFloat, which rejects FP8 inputs
+        so.add_session_config_entry("session.disable_quant_qdq", "1")
         if threads:
             so.intra_op_num_threads = threads
         if custom_ops_library:
