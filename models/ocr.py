@@ -121,18 +121,18 @@ def _noisy(a: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(a, 0, 255)
 
 
-def render_lines(n: int, seed: int) -> tuple[np.ndarray, list[str]]:
-    """``n`` rendered text lines as recognizer input [n, 3, 48, 320] (float32 in [-1, 1], zero-padded on the right
-    as RapidOCR pads a batch) and the strings drawn."""
+def render_lines(n: int, seed: int, width: int = REC_WIDTH) -> tuple[np.ndarray, list[str]]:
+    """``n`` rendered text lines as recognizer input [n, 3, 48, width] (float32 in [-1, 1], zero-padded on the
+    right as RapidOCR pads a batch) and the strings drawn."""
     from PIL import Image
 
     rng = np.random.default_rng(seed)
-    out = np.zeros((n, 3, REC_HEIGHT, REC_WIDTH), np.float32)
+    out = np.zeros((n, 3, REC_HEIGHT, width), np.float32)
     texts = []
     for i in range(n):
         text = random_text(rng)
         img = _draw_line(text, rng)
-        while img.width * REC_HEIGHT / img.height > REC_WIDTH:  # too long for the fixed width: shorten
+        while img.width * REC_HEIGHT / img.height > width:  # too long for the fixed width: shorten
             text = text.rsplit(" ", 1)[0] if " " in text else text[: max(len(text) * 3 // 4, 1)]
             img = _draw_line(text, rng)
         w = max(int(np.ceil(img.width * REC_HEIGHT / img.height)), 1)

@@ -15,8 +15,11 @@ not a model rebuild:
    MACs first) whose return still meets the target;
 4. check the result on the real (non-switch) QDQ build and keep more layers if that falls short.
 
-Search samples are spread over all calibration batches. The target holds on the calibration data; data unlike them
-can come out lower (EfficientNet-Lite0: about 0.5-1 dB lower on natural photos than on the texture calibration set).
+Search samples (``SEARCH_SAMPLES``) are spread over all calibration batches and split into batches of
+``SEARCH_BATCH``; a choice meets the target only when it does on *every* batch (the worst batch decides, not the pool),
+so that held-out data like any one calibration batch meets it too. Outputs produced by a Softmax/LogSoftmax are
+scored on the logits in front of it (``scored_outputs``): probabilities saturate, and their SQNR on a few samples is
+dominated by the one step whose top class flips.
 """
 
 from __future__ import annotations
