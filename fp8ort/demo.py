@@ -89,23 +89,28 @@ def run_demo(args: argparse.Namespace) -> int:
     ref, t32 = _time(fp32, evals, args.runs)
     rows = [("FP32 (ORT CPU)", _size(float_path), ref, t32)]
     try:
-        lib = get_library_path()
+        get_library_path()
+        have_lib = True
     except FileNotFoundError as exc:
-        lib = None
+        have_lib = False
         print(f"note: {exc}\n      running the FP8 model's standard QDQ twin instead (same numerics)")
-    if lib:
-        so = ort.SessionOptions()
-        so.register_custom_ops_library(lib)
-        sess = ort.InferenceSession(fp8_path, so, providers=["CPUExecutionProvider"])
-        out, t8 = _time(sess, evals, args.runs)
-        rows.append(("FP8 fp8ort (CPU route)", _size(fp8_path), out, t8))
-        if "CUDAExecutionProvider" in ort.get_available_providers():
+    if have_lib:
+        # the plugin EP: its GPU device where it offers one, and its CPU device (exact reference kernels)
+        from .session import InferenceSession, select_device
+
+        devices = ["cpu"]
+        try:
+            select_device("gpu")
+            devices.insert(0, "gpu")
+        except (RuntimeError, ValueError):
+            pass
+        for device in devices:
             try:
-                sess = ort.InferenceSession(fp8_path, so, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
-                out, tg = _time(sess, evals, args.runs)
-                rows.append(("FP8 fp8ort (GPU route)", _size(fp8_path), out, tg))
-            except Exception as exc:
-                print(f"note: GPU route failed: {exc}")
+                sess = InferenceSession(fp8_path, device=device)
+                out, t8 = _time(sess, evals, args.runs)
+                rows.append((f"FP8 fp8ort EP ({sess.device})", _size(fp8_path), out, t8))
+            except Exception as exc:  # one device failing must not hide the other
+                print(f"note: the plugin EP on {device} failed: {exc}")
     else:
         qdq_path = fp8_path.replace(".fp8.onnx", ".qdq.onnx")
         quantize(float_path, qdq_path, calibration_data=calib, config=QuantizeConfig(format="qdq"))

@@ -34,7 +34,7 @@ using hipGraphExec_t = cudaGraphExec_t;
 #define hipStreamBeginCapture cudaStreamBeginCapture
 #define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
 #define hipStreamEndCapture cudaStreamEndCapture
-#define hipGraphInstantiate(e, g, flags) cudaGraphInstantiate(e, g, flags)
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
 #define hipGraphDestroy cudaGraphDestroy
 #define hipGraphLaunch cudaGraphLaunch
 #define hipGraphExecDestroy cudaGraphExecDestroy
@@ -47,7 +47,7 @@ thread_local char g_error[512] = "";
 int report(hipError_t err, const char* what) {
     if (err == hipSuccess) return 0;
     snprintf(g_error, sizeof(g_error), "%s: %s", what, hipGetErrorString(err));
-    hipGetLastError();  // clear a sticky-free error so the next call starts clean
+    (void)hipGetLastError();  // clear a sticky-free error so the next call starts clean
     return static_cast<int>(err);
 }
 
@@ -67,7 +67,7 @@ int fp8rt_device_count(int* count) {
     *count = 0;
     const hipError_t err = hipGetDeviceCount(count);
     if (err == hipErrorNoDevice || err == hipErrorInsufficientDriver) {
-        hipGetLastError();
+        (void)hipGetLastError();
         *count = 0;
         return 0;
     }
@@ -186,8 +186,8 @@ int fp8rt_capture_end(void* stream, void** graph_exec) {
     hipGraph_t graph = nullptr;
     FP8RT_CHECK(hipStreamEndCapture(static_cast<hipStream_t>(stream), &graph));
     hipGraphExec_t exec = nullptr;
-    const int rc = report(hipGraphInstantiate(&exec, graph, 0), "hipGraphInstantiate");
-    hipGraphDestroy(graph);  // the executable graph keeps what it needs
+    const int rc = report(hipGraphInstantiateWithFlags(&exec, graph, 0), "hipGraphInstantiateWithFlags");
+    (void)hipGraphDestroy(graph);  // the executable graph keeps what it needs
     if (rc != 0) return rc;
     *graph_exec = exec;
     return 0;
