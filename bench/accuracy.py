@@ -36,10 +36,12 @@ from fp8ort import zoo  # noqa: E402
 from fp8ort.numerics import sqnr_db  # noqa: E402
 
 # accuracy-target rows per model: (accuracy_target_db, calibration_method)
-TARGETS = {"resnet50": ((30.0, "max"),),
-           "efficientnet_lite0": ((20.0, "max"), (20.0, "mse")),
-           "ocr_rec": ((20.0, "max"), (22.0, "max")),
-           "ocr_det": ((15.0, "max"),)}
+TARGETS = {
+    "resnet50": ((30.0, "max"),),
+    "efficientnet_lite0": ((20.0, "max"), (20.0, "mse")),
+    "ocr_rec": ((20.0, "max"), (22.0, "max")),
+    "ocr_det": ((15.0, "max"),),
+}
 OCR_CALIB_LINES, OCR_EVAL_LINES = 48, 96  # rendered text lines (calibration seed 0, evaluation seed 1)
 OCR_CALIB_PAGES, OCR_EVAL_PAGES = 8, 8  # rendered 320x320 pages
 
@@ -59,11 +61,22 @@ def _run(path_or_bytes, x: np.ndarray, name: str = "input") -> np.ndarray:
 
 def _row(name: str, ref: np.ndarray, out: np.ndarray | None, share: float | None, secs: float, note: str = "") -> dict:
     if out is None:
-        return {"method": name, "sqnr_db": None, "top1_agreement": None, "fp8_mac_share": share,
-                "quantize_s": round(secs, 1), "note": note}
-    return {"method": name, "sqnr_db": round(float(sqnr_db(ref, out)), 2),
-            "top1_agreement": float(np.mean(ref.argmax(1) == out.argmax(1))),
-            "fp8_mac_share": None if share is None else round(share, 4), "quantize_s": round(secs, 1), "note": note}
+        return {
+            "method": name,
+            "sqnr_db": None,
+            "top1_agreement": None,
+            "fp8_mac_share": share,
+            "quantize_s": round(secs, 1),
+            "note": note,
+        }
+    return {
+        "method": name,
+        "sqnr_db": round(float(sqnr_db(ref, out)), 2),
+        "top1_agreement": float(np.mean(ref.argmax(1) == out.argmax(1))),
+        "fp8_mac_share": None if share is None else round(share, 4),
+        "quantize_s": round(secs, 1),
+        "note": note,
+    }
 
 
 class _Reader:
@@ -82,12 +95,27 @@ def ort_tool(model: str, calib: np.ndarray, fp8: bool, tmp: str) -> tuple[str | 
     t = time.perf_counter()
     try:
         if fp8:
-            quantize_static(model, out, _Reader(calib), quant_format=QuantFormat.QDQ,
-                            activation_type=QuantType.QFLOAT8E4M3FN, weight_type=QuantType.QFLOAT8E4M3FN,
-                            calibrate_method=CalibrationMethod.Distribution, per_channel=False)
+            quantize_static(
+                model,
+                out,
+                _Reader(calib),
+                quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QFLOAT8E4M3FN,
+                weight_type=QuantType.QFLOAT8E4M3FN,
+                calibrate_method=CalibrationMethod.Distribution,
+                per_channel=False,
+            )
         else:
-            quantize_static(model, out, _Reader(calib), quant_format=QuantFormat.QDQ, activation_type=QuantType.QInt8,
-                            weight_type=QuantType.QInt8, per_channel=True, calibrate_method=CalibrationMethod.MinMax)
+            quantize_static(
+                model,
+                out,
+                _Reader(calib),
+                quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QInt8,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                calibrate_method=CalibrationMethod.MinMax,
+            )
     except (RuntimeError, ValueError, TypeError, KeyError, AttributeError) as exc:  # the tool's own failures
         return None, time.perf_counter() - t, f"quantize_static failed: {type(exc).__name__}: {str(exc)[:120]}"
     return out, time.perf_counter() - t, ""
@@ -105,11 +133,16 @@ def _qdq_share(path: str, macs: dict[str, int]) -> float | None:
 def bench_model(name: str, path: str, calib: np.ndarray, evals: np.ndarray, tmp: str) -> list[dict]:
     ref = _run(path, evals)
     rows = []
-    configs = [(m, fq.QuantizeConfig(calibration_method=m, format="qdq"))
-               for m in ("max", "percentile", "mse", "entropy")]
+    configs = [
+        (m, fq.QuantizeConfig(calibration_method=m, format="qdq")) for m in ("max", "percentile", "mse", "entropy")
+    ]
     for target, method in TARGETS[name]:
-        configs.append((f"accuracy_target_db={target:g} ({method})",
-                        fq.QuantizeConfig(format="qdq", calibration_method=method, accuracy_target_db=target)))
+        configs.append(
+            (
+                f"accuracy_target_db={target:g} ({method})",
+                fq.QuantizeConfig(format="qdq", calibration_method=method, accuracy_target_db=target),
+            )
+        )
     for label, cfg in configs:
         t = time.perf_counter()
         q, rep = fq.quantize(path, calibration_data={"input": calib}, config=cfg, return_report=True)
@@ -138,9 +171,11 @@ def bench_model(name: str, path: str, calib: np.ndarray, evals: np.ndarray, tmp:
 def _target_note(rep) -> str:
     searched = [n for n in rep.notes if "kept in float give" in n]
     missed = [n for n in rep.notes if "not reached" in n]
-    return f"{len(rep.kept_in_float)} layers kept float" + (
-        f"; search: {searched[0].split('give ', 1)[1].split(' (')[0]} (worst batch)" if searched else "") + (
-        "; target not reached on calibration data" if missed else "")
+    return (
+        f"{len(rep.kept_in_float)} layers kept float"
+        + (f"; search: {searched[0].split('give ', 1)[1].split(' (')[0]} (worst batch)" if searched else "")
+        + ("; target not reached on calibration data" if missed else "")
+    )
 
 
 def bench_ocr(name: str) -> list[dict]:
@@ -159,8 +194,10 @@ def bench_ocr(name: str) -> list[dict]:
     ref = _run(data, evals, "x")
     ref_text = ocr.ctc_decode(ref, chars) if rec else None
     configs = [(m, fq.QuantizeConfig(calibration_method=m, format="qdq")) for m in ("max", "mse")]
-    configs += [(f"accuracy_target_db={t:g} ({m})", fq.QuantizeConfig(format="qdq", calibration_method=m,
-                                                                      accuracy_target_db=t)) for t, m in TARGETS[name]]
+    configs += [
+        (f"accuracy_target_db={t:g} ({m})", fq.QuantizeConfig(format="qdq", calibration_method=m, accuracy_target_db=t))
+        for t, m in TARGETS[name]
+    ]
     rows = []
     for label, cfg in configs:
         t = time.perf_counter()
@@ -168,9 +205,16 @@ def bench_ocr(name: str) -> list[dict]:
         secs = time.perf_counter() - t
         out = _run(q.SerializeToString(), evals, "x")
         agree = float(np.mean([a == b for a, b in zip(ref_text, ocr.ctc_decode(out, chars))])) if rec else None
-        rows.append({"method": f"fp8ort {label}", "sqnr_db": round(float(sqnr_db(ref, out)), 2),
-                     "top1_agreement": agree, "fp8_mac_share": round(rep.fp8_mac_share, 4),
-                     "quantize_s": round(secs, 1), "note": _target_note(rep) if cfg.accuracy_target_db else ""})
+        rows.append(
+            {
+                "method": f"fp8ort {label}",
+                "sqnr_db": round(float(sqnr_db(ref, out)), 2),
+                "top1_agreement": agree,
+                "fp8_mac_share": round(rep.fp8_mac_share, 4),
+                "quantize_s": round(secs, 1),
+                "note": _target_note(rep) if cfg.accuracy_target_db else "",
+            }
+        )
         print(name, rows[-1], flush=True)
     return rows
 
@@ -218,22 +262,34 @@ def main() -> None:
     os.makedirs(args.models_dir, exist_ok=True)
     eff = os.path.join(args.models_dir, "efficientnet_lite0.onnx")
     if not os.path.exists(eff) or not os.path.exists(os.path.join(args.models_dir, "photos_eval.npz")):
-        subprocess.run([sys.executable, os.path.join(ROOT, "models", "efficientnet_lite0.py"), "--out-dir",
-                        args.models_dir], check=True, env={**os.environ, "PYTHONPATH": ROOT})
+        subprocess.run(
+            [sys.executable, os.path.join(ROOT, "models", "efficientnet_lite0.py"), "--out-dir", args.models_dir],
+            check=True,
+            env={**os.environ, "PYTHONPATH": ROOT},
+        )
     r50 = os.path.join(args.models_dir, "resnet50.onnx")
     if not os.path.exists(r50):
         onnx.save(zoo.resnet50(), r50)
     calib = np.load(os.path.join(args.models_dir, "photos_calib.npz"))["input"]
     evals = np.load(os.path.join(args.models_dir, "photos_eval.npz"))["input"]
-    results = {"command": " ".join(["python", "bench/accuracy.py", *sys.argv[1:]]),
-               "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": _machine(),
-               "versions": {"onnxruntime": ort.__version__, "onnx": onnx.__version__, "numpy": np.__version__,
-                            "python": platform.python_version()},
-               "calibration": "32 crops of 8 skimage images (textures, microscopy, astronomy, grayscale); ocr_rec: "
-                              f"{OCR_CALIB_LINES} rendered lines; ocr_det: {OCR_CALIB_PAGES} rendered 320x320 pages",
-               "evaluation": "16 crops of 4 held-out skimage photos (chelsea, astronaut, rocket, coffee); ocr_rec: "
-                             f"{OCR_EVAL_LINES} other rendered lines; ocr_det: {OCR_EVAL_PAGES} other pages",
-               "calibration_samples": len(calib), "eval_samples": len(evals), "models": {}}
+    results = {
+        "command": " ".join(["python", "bench/accuracy.py", *sys.argv[1:]]),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": _machine(),
+        "versions": {
+            "onnxruntime": ort.__version__,
+            "onnx": onnx.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
+        "calibration": "32 crops of 8 skimage images (textures, microscopy, astronomy, grayscale); ocr_rec: "
+        f"{OCR_CALIB_LINES} rendered lines; ocr_det: {OCR_CALIB_PAGES} rendered 320x320 pages",
+        "evaluation": "16 crops of 4 held-out skimage photos (chelsea, astronaut, rocket, coffee); ocr_rec: "
+        f"{OCR_EVAL_LINES} other rendered lines; ocr_det: {OCR_EVAL_PAGES} other pages",
+        "calibration_samples": len(calib),
+        "eval_samples": len(evals),
+        "models": {},
+    }
     if os.path.exists(args.out + ".json"):  # --only: keep the other models' rows of the last run
         with open(args.out + ".json") as f:
             old = json.load(f)

@@ -35,8 +35,10 @@ NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
 def resnet50_convs() -> list[tuple[tuple, int]]:
     """[(c, h, w, m, kh, kw, stride, pad), count] of every Conv in ResNet-50 at batch 1."""
     model = shape_inference.infer_shapes(zoo.resnet50(batch=1))
-    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
-              for vi in list(model.graph.value_info) + list(model.graph.input)}
+    shapes = {
+        vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        for vi in list(model.graph.value_info) + list(model.graph.input)
+    }
     inits = {i.name: list(i.dims) for i in model.graph.initializer}
     counts: collections.Counter = collections.Counter()
     for node in model.graph.node:
@@ -90,9 +92,24 @@ def main() -> int:
     for batch in args.batch:
         totals = collections.Counter()
         for (c, h, w, m, kh, kw, stride, pad), count in resnet50_convs():
-            s = ConvShape(batch=batch, in_h=h, in_w=w, in_c=c, out_c=m, kernel_h=kh, kernel_w=kw, stride_h=stride,
-                          stride_w=stride, pad_top=pad, pad_left=pad, pad_bottom=pad, pad_right=pad, dilation_h=1,
-                          dilation_w=1, group=1)
+            s = ConvShape(
+                batch=batch,
+                in_h=h,
+                in_w=w,
+                in_c=c,
+                out_c=m,
+                kernel_h=kh,
+                kernel_w=kw,
+                stride_h=stride,
+                stride_w=stride,
+                pad_top=pad,
+                pad_left=pad,
+                pad_bottom=pad,
+                pad_right=pad,
+                dilation_h=1,
+                dilation_w=1,
+                group=1,
+            )
             oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
             xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(NBUF)]
             wt = (torch.randn(m, c, kh, kw, device=dev) * 2).to(torch.float8_e4m3fn)
@@ -102,15 +119,23 @@ def main() -> int:
             one = torch.ones(1, device=dev)
             wsc = torch.full((m,), 0.01, device=dev)
             bias = torch.randn(m, device=dev)
-            ep = Epilogue(x_scale=one.data_ptr(), w_scale=wsc.data_ptr(), w_scale_count=m, bias=bias.data_ptr(),
-                          y_scale=one.data_ptr(), relu=1, y_type=E4M3)
+            ep = Epilogue(
+                x_scale=one.data_ptr(),
+                w_scale=wsc.data_ptr(),
+                w_scale_count=m,
+                bias=bias.data_ptr(),
+                y_scale=one.data_ptr(),
+                relu=1,
+                y_type=E4M3,
+            )
 
             def ours(i, xs=xs, packed=packed, s=s, ep=ep, y=y):
                 # split-K scratch as the CUDA EP passes it (0 bytes: one pass); sized under the current override
                 nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, s)
                 ws = workspace(nbytes)
-                st = lib.fp8ort_conv_nhwc_ws(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(),
-                                             ws, nbytes, stream)
+                st = lib.fp8ort_conv_nhwc_ws(
+                    xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), ws, nbytes, stream
+                )
                 assert st == 0, lib.fp8ort_gpu_last_error()
 
             x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
@@ -135,18 +160,41 @@ def main() -> int:
 
                     def ours_padded(i, xps=xps, packed_p=packed_p, sp=sp, ep=ep, y=y):
                         nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, sp)
-                        st = lib.fp8ort_conv_nhwc_ws(xps[i % NBUF].data_ptr(), packed_p.data_ptr(), E4M3, sp, ep,
-                                                     y.data_ptr(), workspace(nbytes), nbytes, stream)
+                        st = lib.fp8ort_conv_nhwc_ws(
+                            xps[i % NBUF].data_ptr(),
+                            packed_p.data_ptr(),
+                            E4M3,
+                            sp,
+                            ep,
+                            y.data_ptr(),
+                            workspace(nbytes),
+                            nbytes,
+                            stream,
+                        )
                         assert st == 0, lib.fp8ort_gpu_last_error()
 
-                    padded = dict(padded_c=pc, padded_kernel=lib.fp8ort_conv_kernel_name(E4M3, sp).decode(),
-                                  ours_padded_ms=median_ms(ours_padded, args.iters))
+                    padded = dict(
+                        padded_c=pc,
+                        padded_kernel=lib.fp8ort_conv_kernel_name(E4M3, sp).decode(),
+                        ours_padded_ms=median_ms(ours_padded, args.iters),
+                    )
 
             flop = 2.0 * batch * oh * ow * m * c * kh * kw
-            row = dict(batch=batch, c=c, h=h, w=w, m=m, k=f"{kh}x{kw}", stride=stride, count=count,
-                       gflop=round(flop / 1e9, 2), kernel=lib.fp8ort_conv_kernel_name(E4M3, s).decode(),
-                       ours_ms=median_ms(ours, args.iters),
-                       cudnn_fp16_ms=median_ms(cudnn, args.iters), **padded)
+            row = dict(
+                batch=batch,
+                c=c,
+                h=h,
+                w=w,
+                m=m,
+                k=f"{kh}x{kw}",
+                stride=stride,
+                count=count,
+                gflop=round(flop / 1e9, 2),
+                kernel=lib.fp8ort_conv_kernel_name(E4M3, s).decode(),
+                ours_ms=median_ms(ours, args.iters),
+                cudnn_fp16_ms=median_ms(cudnn, args.iters),
+                **padded,
+            )
             if row["kernel"].startswith("wgmma") and not (kh == kw == 1 and stride == 1):
                 for key, override in (("conv_1block_ms", 4), ("conv_2blocks_ms", 5)):
                     lib.fp8ort_gemm_set_kernel_override(override)
@@ -157,8 +205,19 @@ def main() -> int:
 
                 def gemm(i, xs=xs, packed=packed, mm=mm, m=m, c=c, ep=ep, y=y):
                     nbytes = lib.fp8ort_gemm_workspace_bytes(E4M3, mm, m, c)
-                    st = lib.fp8ort_gemm_ws(xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, mm, m, c, ep,
-                                            y.data_ptr(), workspace(nbytes), nbytes, stream)
+                    st = lib.fp8ort_gemm_ws(
+                        xs[i % NBUF].data_ptr(),
+                        packed.data_ptr(),
+                        E4M3,
+                        mm,
+                        m,
+                        c,
+                        ep,
+                        y.data_ptr(),
+                        workspace(nbytes),
+                        nbytes,
+                        stream,
+                    )
                     assert st == 0, lib.fp8ort_gpu_last_error()
 
                 row["ours_gemm_ms"] = median_ms(gemm, args.iters)
@@ -168,13 +227,23 @@ def main() -> int:
                         lib.fp8ort_gemm_set_kernel_override(override)
                         row[key] = median_ms(gemm, args.iters)
                     lib.fp8ort_gemm_set_kernel_override(0)
-            for key in ("ours_ms", "cudnn_fp16_ms", "ours_gemm_ms", "gemm_1block_ms", "gemm_2blocks_ms",
-                        "gemm_stream_ms", "conv_1block_ms", "conv_2blocks_ms", "ours_padded_ms"):
+            for key in (
+                "ours_ms",
+                "cudnn_fp16_ms",
+                "ours_gemm_ms",
+                "gemm_1block_ms",
+                "gemm_2blocks_ms",
+                "gemm_stream_ms",
+                "conv_1block_ms",
+                "conv_2blocks_ms",
+                "ours_padded_ms",
+            ):
                 if key in row:
                     row[key] = round(row[key], 4)
                     totals[key] += row[key] * count
-            totals["best_ours_ms"] += min(row["ours_ms"], row.get("ours_gemm_ms", 1e9),
-                                          row.get("ours_padded_ms", 1e9)) * count
+            totals["best_ours_ms"] += (
+                min(row["ours_ms"], row.get("ours_gemm_ms", 1e9), row.get("ours_padded_ms", 1e9)) * count
+            )
             row["ours_tflops"] = round(flop / row["ours_ms"] / 1e9, 1)
             row["cudnn_tflops"] = round(flop / row["cudnn_fp16_ms"] / 1e9, 1)
             rows.append(row)
@@ -184,10 +253,21 @@ def main() -> int:
         print(f"batch {batch}: sum over the model's convs (ms): {summary}", flush=True)
         rows.append(dict(batch=batch, totals={k: round(v, 3) for k, v in totals.items()}))
     if args.json:
-        Path(args.json).write_text(json.dumps(dict(
-            benchmark="ResNet-50 conv layers: fp8ort_conv_nhwc (E4M3 in/out, bias, relu) vs cuDNN FP16 channels_last",
-            command=" ".join(["python3", *sys.argv]), gpu=torch.cuda.get_device_name(), torch=torch.__version__,
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(), results=rows), indent=1) + "\n")
+        Path(args.json).write_text(
+            json.dumps(
+                dict(
+                    benchmark="ResNet-50 conv layers: fp8ort_conv_nhwc (E4M3 in/out, bias, relu) "
+                    "vs cuDNN FP16 channels_last",
+                    command=" ".join(["python3", *sys.argv]),
+                    gpu=torch.cuda.get_device_name(),
+                    torch=torch.__version__,
+                    date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                    results=rows,
+                ),
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 

@@ -30,9 +30,12 @@ from fp8ort import ops
 def float_conv_model(w: np.ndarray, b: np.ndarray, shape) -> bytes:
     node = helper.make_node("Conv", ["X", "W", "B"], ["Y"], pads=[1, 1, 1, 1])
     graph = helper.make_graph(
-        [node], "conv", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
+        [node],
+        "conv",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")])
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "B")],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=10).SerializeToString()
 
 

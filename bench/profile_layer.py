@@ -45,21 +45,44 @@ def main() -> None:
         y = torch.empty(m, n, dtype=torch.uint8, device=dev)
     else:
         pad = args.k // 2
-        s = ConvShape(batch=args.batch, in_h=args.hw, in_w=args.hw, in_c=args.c, out_c=args.m, kernel_h=args.k,
-                      kernel_w=args.k, stride_h=args.stride, stride_w=args.stride, pad_top=pad, pad_left=pad,
-                      pad_bottom=pad, pad_right=pad, dilation_h=1, dilation_w=1, group=1)
+        s = ConvShape(
+            batch=args.batch,
+            in_h=args.hw,
+            in_w=args.hw,
+            in_c=args.c,
+            out_c=args.m,
+            kernel_h=args.k,
+            kernel_w=args.k,
+            stride_h=args.stride,
+            stride_w=args.stride,
+            pad_top=pad,
+            pad_left=pad,
+            pad_bottom=pad,
+            pad_right=pad,
+            dilation_h=1,
+            dilation_w=1,
+            group=1,
+        )
         n = args.m
         a = (torch.randn(args.batch, args.hw, args.hw, args.c, device=dev) * 2).to(torch.float8_e4m3fn)
         wt = (torch.randn(n, args.c, args.k, args.k, device=dev) * 2).to(torch.float8_e4m3fn)
         w = torch.empty(lib.fp8ort_conv_packed_bytes(s), dtype=torch.uint8, device=dev)
         assert lib.fp8ort_conv_pack_weight(wt.data_ptr(), s, w.data_ptr(), stream) == 0
-        y = torch.empty(args.batch, lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s), n, dtype=torch.uint8,
-                        device=dev)
+        y = torch.empty(
+            args.batch, lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s), n, dtype=torch.uint8, device=dev
+        )
     one = torch.ones(1, device=dev)
     wsc = torch.full((n,), 0.01, device=dev)
     bias = torch.randn(n, device=dev)
-    ep = Epilogue(x_scale=one.data_ptr(), w_scale=wsc.data_ptr(), w_scale_count=n, bias=bias.data_ptr(),
-                  y_scale=one.data_ptr(), relu=1, y_type=E4M3)
+    ep = Epilogue(
+        x_scale=one.data_ptr(),
+        w_scale=wsc.data_ptr(),
+        w_scale_count=n,
+        bias=bias.data_ptr(),
+        y_scale=one.data_ptr(),
+        relu=1,
+        y_type=E4M3,
+    )
     for _ in range(args.launches):
         if args.what == "gemm":
             st = lib.fp8ort_gemm(a.data_ptr(), w.data_ptr(), E4M3, m, n, k, ep, y.data_ptr(), stream)

@@ -39,8 +39,9 @@ def to_float16(model: onnx.ModelProto) -> onnx.ModelProto:
     m.CopyFrom(model)
     for i, init in enumerate(m.graph.initializer):
         if init.data_type == TensorProto.FLOAT:
-            m.graph.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16),
-                                                                    init.name))
+            m.graph.initializer[i].CopyFrom(
+                numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name)
+            )
     for vi in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
         if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
             vi.type.tensor_type.elem_type = TensorProto.FLOAT16
@@ -77,8 +78,12 @@ def time_batch(sess: ort.InferenceSession, x: np.ndarray, runs: int) -> tuple[fl
 
 def gpu_name() -> str:
     try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -99,8 +104,7 @@ def main() -> int:
     onnx.save(to_float16(fp32), work / "fp16.onnx")
     calib = {fp32.graph.input[0].name: zoo.synthetic_images(32, seed=1)}
     t0 = time.perf_counter()
-    fp8ort.quantize(fp32, str(work / "fp8.onnx"), calibration_data=calib,
-                    config=fp8ort.QuantizeConfig(layout="NHWC"))
+    fp8ort.quantize(fp32, str(work / "fp8.onnx"), calibration_data=calib, config=fp8ort.QuantizeConfig(layout="NHWC"))
     quantize_s = time.perf_counter() - t0
 
     contenders = {

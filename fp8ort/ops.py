@@ -100,13 +100,9 @@ def to_ort_value(a: np.ndarray):
     if not a.flags.c_contiguous:
         raise ValueError("to_ort_value needs a C-contiguous array; pass np.ascontiguousarray(a) and keep it alive")
     if nx.is_fp8(a.dtype):
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-            a.view(np.uint8), nx.get_format(a.dtype).onnx_type
-        )
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a.view(np.uint8), nx.get_format(a.dtype).onnx_type)
     if a.dtype == nx.HIGH_PRECISION[TensorProto.BFLOAT16]:
-        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-            a.view(np.uint16), TensorProto.BFLOAT16
-        )
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a.view(np.uint16), TensorProto.BFLOAT16)
     return ort.OrtValue.ortvalue_from_numpy(a)
 
 

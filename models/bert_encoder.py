@@ -16,8 +16,15 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def bert_encoder(layers: int = 4, hidden: int = 256, heads: int = 4, seq: int = 128, vocab: int = 1000,
-                 classes: int = 8, seed: int = 0) -> onnx.ModelProto:
+def bert_encoder(
+    layers: int = 4,
+    hidden: int = 256,
+    heads: int = 4,
+    seq: int = 128,
+    vocab: int = 1000,
+    classes: int = 8,
+    seed: int = 0,
+) -> onnx.ModelProto:
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
 
@@ -71,12 +78,16 @@ def bert_encoder(layers: int = 4, hidden: int = 256, heads: int = 4, seq: int = 
     init("axis1", np.array([1], np.int64))
     init("cls.weight", (rng.standard_normal((classes, hidden)) / np.sqrt(hidden)).astype(np.float32))
     init("cls.bias", np.zeros(classes, np.float32))
-    nodes.append(helper.make_node("Gemm", ["pooled", "cls.weight", "cls.bias"], ["logits"], transB=1,
-                                  name="classifier/Gemm"))
-    graph = helper.make_graph(nodes, "bert_encoder",
-                              [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["N", seq])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
-                              initializer=inits)
+    nodes.append(
+        helper.make_node("Gemm", ["pooled", "cls.weight", "cls.bias"], ["logits"], transB=1, name="classifier/Gemm")
+    )
+    graph = helper.make_graph(
+        nodes,
+        "bert_encoder",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["N", seq])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+        initializer=inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], producer_name="fp8ort.models")
     model.ir_version = 10
     onnx.checker.check_model(model, full_check=True)

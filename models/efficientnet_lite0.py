@@ -18,8 +18,7 @@ MEAN = np.array([0.485, 0.456, 0.406], np.float32).reshape(3, 1, 1)
 STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(3, 1, 1)
 # skimage.data images that ship inside the wheel (no download): held-out natural photos for evaluation,
 # the others (textures, microscopy, astronomy, grayscale classics) for calibration.
-CALIB_PHOTOS = ("camera", "coins", "moon", "brick", "hubble_deep_field", "immunohistochemistry", "retina",
-                "colorwheel")
+CALIB_PHOTOS = ("camera", "coins", "moon", "brick", "hubble_deep_field", "immunohistochemistry", "retina", "colorwheel")
 EVAL_PHOTOS = ("chelsea", "astronaut", "rocket", "coffee")
 
 
@@ -60,9 +59,17 @@ def export(path: str) -> None:
     model = EfficientNet.from_pretrained("efficientnet-lite0", weights_path=weights)
     model.eval()
     x = torch.randn(1, 3, 224, 224)
-    torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["logits"], opset_version=21,
-                      dynamic_shapes={"inputs": {0: torch.export.Dim("N", min=1, max=1024)}}, dynamo=True,
-                      external_data=False)
+    torch.onnx.export(
+        model,
+        (x,),
+        path,
+        input_names=["input"],
+        output_names=["logits"],
+        opset_version=21,
+        dynamic_shapes={"inputs": {0: torch.export.Dim("N", min=1, max=1024)}},
+        dynamo=True,
+        external_data=False,
+    )
 
 
 def main() -> None:

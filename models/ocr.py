@@ -25,10 +25,48 @@ REC_HEIGHT = 48  # the recognizer's input height (RapidOCR rec_img_shape [3, 48,
 REC_WIDTH = 320
 PAGE_SIDE = 320  # detector pages: small enough for a 2-core CPU, a multiple of 32
 BLANK = 0  # CTC blank class
-WORDS = ("invoice", "total", "amount", "date", "order", "number", "customer", "address", "street", "city", "phone",
-         "email", "price", "quantity", "item", "shipping", "tax", "balance", "account", "payment", "receipt",
-         "station", "platform", "exit", "north", "south", "open", "closed", "monday", "friday", "hello", "world",
-         "model", "layer", "quantize", "float", "kernel", "batch", "tensor", "vector")
+WORDS = (
+    "invoice",
+    "total",
+    "amount",
+    "date",
+    "order",
+    "number",
+    "customer",
+    "address",
+    "street",
+    "city",
+    "phone",
+    "email",
+    "price",
+    "quantity",
+    "item",
+    "shipping",
+    "tax",
+    "balance",
+    "account",
+    "payment",
+    "receipt",
+    "station",
+    "platform",
+    "exit",
+    "north",
+    "south",
+    "open",
+    "closed",
+    "monday",
+    "friday",
+    "hello",
+    "world",
+    "model",
+    "layer",
+    "quantize",
+    "float",
+    "kernel",
+    "batch",
+    "tensor",
+    "vector",
+)
 
 
 class OcrModelMissing(ImportError):
@@ -111,8 +149,7 @@ def _draw_line(text: str, rng: np.random.Generator):
     fg = int(rng.integers(0, max(bg - 100, 1)))
     tint = rng.integers(-20, 21, 3)
     img = Image.new("RGB", (w, h), tuple(int(np.clip(bg + t, 0, 255)) for t in tint))
-    ImageDraw.Draw(img).text((pad_x - left + int(rng.integers(-1, 2)), pad_y - top), text, font=font,
-                             fill=(fg, fg, fg))
+    ImageDraw.Draw(img).text((pad_x - left + int(rng.integers(-1, 2)), pad_y - top), text, font=font, fill=(fg, fg, fg))
     return img
 
 

@@ -1,6 +1,6 @@
 """Write ResNet-50 (random weights, built with onnx helpers, no torch) and calibration/eval inputs.
 
-    python models/resnet50.py -o resnet50.onnx [--calibration calib.npz --images 32]
+python models/resnet50.py -o resnet50.onnx [--calibration calib.npz --images 32]
 """
 
 from __future__ import annotations

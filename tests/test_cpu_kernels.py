@@ -105,11 +105,18 @@ def _conv_inputs(rng, case: ConvCase, variant, wfmt=nx.E4M3FN):
     if bias:
         inputs["B"] = rng.standard_normal(case.m).astype(np.float32)
     # the reference gives the output shape; residual and y_scale follow from it
-    probe = reference.fp8_conv(x, w, x_scale, w_scale, strides=case.stride, pads=case.pads, dilations=case.dil,
-                               group=case.group, layout=layout)
+    probe = reference.fp8_conv(
+        x, w, x_scale, w_scale, strides=case.stride, pads=case.pads, dilations=case.dil, group=case.group, layout=layout
+    )
     _add_residual_and_output_scale(rng, inputs, probe, z_type, out_type)
-    attrs = dict(strides=list(case.stride), pads=list(case.pads), dilations=list(case.dil), group=case.group,
-                 activation="Relu" if relu else "", layout=layout)
+    attrs = dict(
+        strides=list(case.stride),
+        pads=list(case.pads),
+        dilations=list(case.dil),
+        group=case.group,
+        activation="Relu" if relu else "",
+        layout=layout,
+    )
     return inputs, attrs, out_type
 
 
@@ -194,8 +201,14 @@ def test_fp8_matmul_scalar_weight_scale_and_high_precision_residual_scale(rng, l
     """w_scale of shape [1] and a z_scale on a high-precision residual (deq(Z) = Z * z_scale)."""
     a = activations(rng, (6, 10), 0.05, np.float32)
     b, _ = fp8_weights(rng, (10, 12), axis=1)
-    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": np.array([0.01], np.float32),
-              "Z": rng.standard_normal((6, 12)).astype(np.float32), "z_scale": np.float32(0.5)}
+    inputs = {
+        "A": a,
+        "B": b,
+        "a_scale": np.float32(0.05),
+        "b_scale": np.array([0.01], np.float32),
+        "Z": rng.standard_normal((6, 12)).astype(np.float32),
+        "z_scale": np.float32(0.5),
+    }
     model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"])
     expected = reference.fp8_matmul(**inputs)
     got = run_poisoned(model, {"A": a}, expected.shape, F32, library)

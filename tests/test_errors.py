@@ -21,8 +21,13 @@ def _conv_inputs(rng):
 
 def _fails(model, feeds, library, *patterns):
     """Building a session and running it raises an error whose text holds every pattern."""
-    with pytest.raises((ort.capi.onnxruntime_pybind11_state.Fail, ort.capi.onnxruntime_pybind11_state.InvalidArgument,
-                        ort.capi.onnxruntime_pybind11_state.RuntimeException)) as info:
+    with pytest.raises(
+        (
+            ort.capi.onnxruntime_pybind11_state.Fail,
+            ort.capi.onnxruntime_pybind11_state.InvalidArgument,
+            ort.capi.onnxruntime_pybind11_state.RuntimeException,
+        )
+    ) as info:
         ops.run(ops.session(model, library), feeds)
     text = str(info.value)
     for p in patterns:
@@ -45,9 +50,20 @@ def _fails(model, feeds, library, *patterns):
         (lambda i: i.update(z_scale=np.float32(1.0)), ["z_scale", "without Z"]),
         (lambda i: i.update(x_scale=np.float64(0.1)), ["x_scale", "float64", "float32"]),
     ],
-    ids=["negative-scale", "nan-scale", "scale-not-scalar", "w_scale-length", "zero-w_scale", "float-weights",
-         "channel-mismatch", "bias-length", "residual-shape", "fp8-residual-no-scale", "z_scale-without-Z",
-         "double-scale"],
+    ids=[
+        "negative-scale",
+        "nan-scale",
+        "scale-not-scalar",
+        "w_scale-length",
+        "zero-w_scale",
+        "float-weights",
+        "channel-mismatch",
+        "bias-length",
+        "residual-shape",
+        "fp8-residual-no-scale",
+        "z_scale-without-Z",
+        "double-scale",
+    ],
 )
 def test_conv_bad_inputs(change, patterns, rng, library):
     inputs = _conv_inputs(rng)
@@ -80,10 +96,27 @@ def test_conv_bad_inputs(change, patterns, rng, library):
         ({"output_dtype": TensorProto.FLOAT8E4M3FN}, ["y_scale"]),
         ({"kernel_shape": [5, 5]}, ["kernel_shape"]),
     ],
-    ids=["activation", "activation-case", "clip-min-above-max", "clip-min-above-default-max", "clip-nan",
-         "alpha-on-relu", "beta-on-gelu", "alpha-without-activation", "hardswish-alpha", "hardsigmoid-inf",
-         "int-alpha", "layout", "group", "pads", "strides", "auto_pad", "int8-output", "fp8-out-no-y_scale",
-         "kernel_shape"],
+    ids=[
+        "activation",
+        "activation-case",
+        "clip-min-above-max",
+        "clip-min-above-default-max",
+        "clip-nan",
+        "alpha-on-relu",
+        "beta-on-gelu",
+        "alpha-without-activation",
+        "hardswish-alpha",
+        "hardsigmoid-inf",
+        "int-alpha",
+        "layout",
+        "group",
+        "pads",
+        "strides",
+        "auto_pad",
+        "int8-output",
+        "fp8-out-no-y_scale",
+        "kernel_shape",
+    ],
 )
 def test_conv_bad_attributes(attrs, patterns, rng, library):
     inputs = _conv_inputs(rng)
@@ -104,18 +137,21 @@ def test_conv_bad_attributes(attrs, patterns, rng, library):
 def test_matmul_bad_activation(attrs, patterns, rng, library):
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b, bs = fp8_weights(rng, (4, 6), axis=1)
-    model = ops.make_op_model("FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs},
-                              graph_inputs=["A"], **attrs)
+    model = ops.make_op_model(
+        "FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs}, graph_inputs=["A"], **attrs
+    )
     _fails(model, {"A": a}, library, "FP8MatMul", *patterns)
 
 
 def test_hardswish_accepts_its_fixed_parameters(rng, library):
     """HardSwish's own alpha (float32 1/6) and beta (0.5) may be spelled out; the result is the plain HardSwish."""
     inputs = _conv_inputs(rng)
-    plain = ops.run(ops.session(ops.make_op_model("FP8Conv", inputs, activation="HardSwish"), library),
-                    {"X": inputs["X"]})[0]
-    model = ops.make_op_model("FP8Conv", inputs, activation="HardSwish", activation_alpha=float(np.float32(1 / 6)),
-                              activation_beta=0.5)
+    plain = ops.run(
+        ops.session(ops.make_op_model("FP8Conv", inputs, activation="HardSwish"), library), {"X": inputs["X"]}
+    )[0]
+    model = ops.make_op_model(
+        "FP8Conv", inputs, activation="HardSwish", activation_alpha=float(np.float32(1 / 6)), activation_beta=0.5
+    )
     spelled = ops.run(ops.session(model, library), {"X": inputs["X"]})[0]
     np.testing.assert_array_equal(spelled, plain)
     assert (plain < 0).any() and (plain > 0).any()
@@ -146,11 +182,13 @@ def test_conv_kernel_larger_than_input(rng, library):
 def test_matmul_bad_inputs(rng, library):
     a = rng.standard_normal((3, 5)).astype(np.float32)
     b, bs = fp8_weights(rng, (6, 4), axis=1)
-    model = ops.make_op_model("FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs},
-                              graph_inputs=["A"])
+    model = ops.make_op_model(
+        "FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs}, graph_inputs=["A"]
+    )
     _fails(model, {"A": a}, library, "FP8MatMul", "K=5", "K=6")
-    model = ops.make_op_model("FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs},
-                              graph_inputs=["A"], transA=1)
+    model = ops.make_op_model(
+        "FP8MatMul", {"A": a, "B": b, "a_scale": np.float32(0.1), "b_scale": bs}, graph_inputs=["A"], transA=1
+    )
     _fails(model, {"A": a}, library, "FP8MatMul", "transA")
 
 

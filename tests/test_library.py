@@ -64,5 +64,6 @@ def test_custom_op_library_loads_in_many_sessions(library):
     model = ops.make_op_model("FP8Quantize", {"X": x, "scale": np.float32(0.01)})
     first = ops.run(ops.session(model, library), {"X": x})[0]
     for _ in range(10):
-        np.testing.assert_array_equal(ops.run(ops.session(model, library), {"X": x})[0].view(np.uint8),
-                                      first.view(np.uint8))
+        np.testing.assert_array_equal(
+            ops.run(ops.session(model, library), {"X": x})[0].view(np.uint8), first.view(np.uint8)
+        )

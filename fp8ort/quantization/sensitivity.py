@@ -49,8 +49,7 @@ def scored_outputs(plan: Plan) -> list[str]:
     names = []
     for v in plan.float_model.graph.outputs:
         node = producer.get(v.name)
-        names.append(node.inputs[0].name if node is not None and node.op_type in ("Softmax", "LogSoftmax")
-                     else v.name)
+        names.append(node.inputs[0].name if node is not None and node.op_type in ("Softmax", "LogSoftmax") else v.name)
     return names
 
 
@@ -88,8 +87,9 @@ class _Evaluator:
         noise, signal = [], []
         for feed, ref in zip(*((self.small, self.small_ref) if small else (self.feeds, self.ref))):
             got = self._run(feed, fp8)
-            noise.append({o: float(np.sum(np.square(got[o].astype(np.float64) - ref[o].astype(np.float64))))
-                          for o in self.outs})
+            noise.append(
+                {o: float(np.sum(np.square(got[o].astype(np.float64) - ref[o].astype(np.float64)))) for o in self.outs}
+            )
             signal.append({o: float(np.sum(np.square(ref[o].astype(np.float64)))) for o in self.outs})
         return _worst(noise, signal, self.outs)
 
@@ -194,7 +194,6 @@ def _final_ratio(plan: Plan, keep: list[str]) -> float:
     noise, signal = [], []
     for feed in _spread_feeds(plan, SEARCH_SAMPLES):
         ref, got = fs.run(feed, outs), qs.run(feed, outs)
-        noise.append({o: float(np.sum(np.square(got[o].astype(np.float64) - ref[o].astype(np.float64))))
-                      for o in outs})
+        noise.append({o: float(np.sum(np.square(got[o].astype(np.float64) - ref[o].astype(np.float64)))) for o in outs})
         signal.append({o: float(np.sum(np.square(ref[o].astype(np.float64)))) for o in outs})
     return _worst(noise, signal, outs)

@@ -1,7 +1,8 @@
 """GPU test fixtures: the kernel library (ctypes) and a tiny device-memory helper; skip cleanly without a GPU.
 
 The library is ``build/libfp8ort_kernels.so``, built by CMake with ``-DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON``
-(or the path in ``FP8ORT_KERNELS_LIB``). Device memory goes through the CUDA or HIP runtime that the library itself loaded.
+(or the path in ``FP8ORT_KERNELS_LIB``). Device memory goes through the CUDA or HIP runtime that the library itself
+loaded.
 """
 
 from __future__ import annotations

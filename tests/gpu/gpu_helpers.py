@@ -98,8 +98,23 @@ class EpilogueCase:
     """One epilogue configuration, both as reference keyword arguments and as a device fp8ort_epilogue."""
 
     def __init__(
-        self, rng, rt, fmt, n_channels, y_shape, *, per_channel, bias, z_type, z_scaled, relu, y_type, x_scale, w_scale,
-        activation=None, bias_values=None,
+        self,
+        rng,
+        rt,
+        fmt,
+        n_channels,
+        y_shape,
+        *,
+        per_channel,
+        bias,
+        z_type,
+        z_scaled,
+        relu,
+        y_type,
+        x_scale,
+        w_scale,
+        activation=None,
+        bias_values=None,
     ):
         """``activation``: an (activation, alpha, beta) spec replacing ``relu``; ``bias_values``: the bias itself."""
         self.y_type = y_type

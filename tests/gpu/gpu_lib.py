@@ -165,8 +165,17 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_gemm_ws.argtypes = [p, p, i32, i64, i64, i64, ctypes.POINTER(Epilogue), p, p, ctypes.c_size_t, p]
     lib.fp8ort_conv_workspace_bytes.argtypes = [i32, ctypes.POINTER(ConvShape)]
     lib.fp8ort_conv_workspace_bytes.restype = ctypes.c_size_t
-    lib.fp8ort_conv_nhwc_ws.argtypes = [p, p, i32, ctypes.POINTER(ConvShape), ctypes.POINTER(Epilogue), p, p,
-                                        ctypes.c_size_t, p]
+    lib.fp8ort_conv_nhwc_ws.argtypes = [
+        p,
+        p,
+        i32,
+        ctypes.POINTER(ConvShape),
+        ctypes.POINTER(Epilogue),
+        p,
+        p,
+        ctypes.c_size_t,
+        p,
+    ]
     if hasattr(lib, "fp8ort_gemm_blaslt"):  # libraries built before the cuBLASLt route lack these
         lib.fp8ort_gemm_blaslt_workspace_bytes.argtypes = [i64, i64, i64]
         lib.fp8ort_gemm_blaslt_workspace_bytes.restype = ctypes.c_size_t

@@ -60,8 +60,9 @@ def test_conv(gpu, case, epi_cfg, kernel):
     result = run_conv(gpu, case, epi_cfg, kernel)
     if result is not None:
         got, want, name, abs_sum = result
-        print(case, epi_cfg, name, check_output(got, want, epi_cfg[-1], f"conv {case} {epi_cfg} {name}",
-                                                abs_sum=abs_sum))
+        print(
+            case, epi_cfg, name, check_output(got, want, epi_cfg[-1], f"conv {case} {epi_cfg} {name}", abs_sum=abs_sum)
+        )
 
 
 def run_conv(gpu, case, epi_cfg, kernel, activation=None):
@@ -101,8 +102,9 @@ def run_conv(gpu, case, epi_cfg, kernel, activation=None):
     per_channel, bias, z_type, z_scaled, relu, y_type = epi_cfg
     bias_values = None
     if activation is not None:
-        probe = ref.fp8_conv(x, wq, np.float32(x_scale), w_scale, strides=strides, pads=pads, dilations=dil,
-                             group=group, layout="NHWC")
+        probe = ref.fp8_conv(
+            x, wq, np.float32(x_scale), w_scale, strides=strides, pads=pads, dilations=dil, group=group, layout="NHWC"
+        )
         w_scale, bias_values = spread_for_activation(rng, probe, w_scale, activation, 3)
         bias_values = bias_values if bias else None
     epi = EpilogueCase(
@@ -152,8 +154,9 @@ def run_conv(gpu, case, epi_cfg, kernel, activation=None):
             assert ws > 0, "4 tiles of 36 k-tiles on a whole GPU: the sm90a kernel should split K"
         if ws:  # split K (small outputs, long K): partial sums in poisoned scratch, then the epilogue kernel
             name += "+split_k"
-            st = lib.fp8ort_conv_nhwc_ws(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, rt.poisoned(ws), ws,
-                                         None)
+            st = lib.fp8ort_conv_nhwc_ws(
+                d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, rt.poisoned(ws), ws, None
+            )
         else:
             st = lib.fp8ort_conv_nhwc(d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, None)
         pointwise = kh == kw == 1 and strides == (1, 1) and pads == (0, 0, 0, 0) and group == 1
@@ -169,8 +172,17 @@ def run_conv(gpu, case, epi_cfg, kernel, activation=None):
         qx = nx.quantize(x, np.float32(x_scale), fmt)
         abs_x = (qx.view(np.uint8) & 0x7F).view(qx.dtype)
         abs_w = (wq.view(np.uint8) & 0x7F).view(wq.dtype)
-        abs_sum = ref.fp8_conv(abs_x, abs_w, np.float32(x_scale), epi.w_scale, strides=strides, pads=pads,
-                               dilations=dil, group=group, layout="NHWC").astype(np.float64)
+        abs_sum = ref.fp8_conv(
+            abs_x,
+            abs_w,
+            np.float32(x_scale),
+            epi.w_scale,
+            strides=strides,
+            pads=pads,
+            dilations=dil,
+            group=group,
+            layout="NHWC",
+        ).astype(np.float64)
         if epi.y_scale is not None:
             abs_sum = abs_sum / epi.y_scale
         abs_sum = abs_sum * activation_max_slope(epi.activation)  # the activation can stretch the error this much
@@ -193,8 +205,13 @@ def test_conv_activations(gpu, spec, kernel):
             result = run_conv(gpu, case, cfg, kernel, activation=spec)
             assert result is not None
             got, want, name, abs_sum = result
-            print(case, spec, cfg, name, check_output(got, want, cfg[-1], f"conv {case} {spec} {cfg} {name}",
-                                                      abs_sum=abs_sum))
+            print(
+                case,
+                spec,
+                cfg,
+                name,
+                check_output(got, want, cfg[-1], f"conv {case} {spec} {cfg} {name}", abs_sum=abs_sum),
+            )
 
 
 def test_conv_refuses_bad_shapes(gpu):

@@ -126,8 +126,9 @@ def run_gemm(
             ws = lib.fp8ort_gemm_workspace_bytes(fmt.onnx_type, m, n, k)
             if ws:  # split K: partial sums in poisoned scratch, then the epilogue kernel
                 name += "+split_k"
-                st = lib.fp8ort_gemm_ws(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, rt.poisoned(ws), ws,
-                                        None)
+                st = lib.fp8ort_gemm_ws(
+                    d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, rt.poisoned(ws), ws, None
+                )
             else:
                 st = lib.fp8ort_gemm(d_a8, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, None)
             assert st == OK, lib.fp8ort_gpu_last_error()
@@ -213,8 +214,13 @@ def test_gemm_activations(gpu, spec, kernel):
             got, want, name, abs_sum = run_gemm(
                 gpu, nx.E4M3FN, *shape, cfg, trans_b=(i % 2 == 1), kernel=kernel, activation=spec
             )
-            print(shape, name, spec, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {spec} {cfg}",
-                                                       abs_sum=abs_sum))
+            print(
+                shape,
+                name,
+                spec,
+                cfg,
+                check_output(got, want, cfg[-1], f"{name} {shape} {spec} {cfg}", abs_sum=abs_sum),
+            )
 
 
 def test_gemm_refuses_bad_arguments(gpu):
@@ -252,8 +258,10 @@ def test_gemm_refuses_bad_arguments(gpu):
         (dict(relu=1, activation=ACTIVATION_CODES["Gelu"]), b"relu = 1"),
         (dict(activation=ACTIVATION_CODES["Clip"], activation_alpha=2.0, activation_beta=1.0), b"Clip"),
         (dict(activation=ACTIVATION_CODES["Clip"], activation_alpha=float("nan"), activation_beta=1.0), b"Clip"),
-        (dict(activation=ACTIVATION_CODES["HardSigmoid"], activation_alpha=float("inf"), activation_beta=0.5),
-         b"HardSigmoid"),
+        (
+            dict(activation=ACTIVATION_CODES["HardSigmoid"], activation_alpha=float("inf"), activation_beta=0.5),
+            b"HardSigmoid",
+        ),
     ],
     ids=["past-last", "negative", "relu-and-gelu", "clip-min-above-max", "clip-nan", "hardsigmoid-inf"],
 )
@@ -261,8 +269,19 @@ def test_gemm_refuses_bad_activation(gpu, fields, message):
     """A bad activation in the epilogue struct is refused before launch, Y untouched."""
     lib, rt = gpu
     epi = EpilogueCase(
-        np.random.default_rng(0), rt, nx.E4M3FN, 16, (16, 16), per_channel=True, bias=False, z_type=None,
-        z_scaled=False, relu=False, y_type=F32, x_scale=1.0, w_scale=np.ones(16, np.float32),
+        np.random.default_rng(0),
+        rt,
+        nx.E4M3FN,
+        16,
+        (16, 16),
+        per_channel=True,
+        bias=False,
+        z_type=None,
+        z_scaled=False,
+        relu=False,
+        y_type=F32,
+        x_scale=1.0,
+        w_scale=np.ones(16, np.float32),
     )
     for k, v in fields.items():
         setattr(epi.struct, k, v)
@@ -286,19 +305,21 @@ BLASLT_EPILOGUES = [
 def blaslt(gpu):
     lib, _ = gpu
     if not hasattr(lib, "fp8ort_blaslt_available"):
-        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
+        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (-DFP8ORT_KERNEL_TEST_LIB=ON)")
     if not lib.fp8ort_blaslt_available():
         pytest.skip(f"cuBLASLt route unavailable: {lib.fp8ort_gpu_last_error().decode()}")
     return gpu
 
 
-@pytest.mark.parametrize("spec", [("Clip", -1.5, 2.25), ("HardSwish", None, None), ("Gelu", None, None)],
-                         ids=activation_id)
+@pytest.mark.parametrize(
+    "spec", [("Clip", -1.5, 2.25), ("HardSwish", None, None), ("Gelu", None, None)], ids=activation_id
+)
 def test_gemm_blaslt_activations(blaslt, spec):
     """The BLAS-Lt route applies the same fused activations (its epilogue is fp8_epilogue_apply.hip's)."""
     for cfg in ACTIVATION_EPILOGUES:
-        got, want, name, abs_sum = run_gemm(blaslt, nx.E4M3FN, 129, 272, 512, cfg, False, 0, blaslt=True,
-                                            activation=spec)
+        got, want, name, abs_sum = run_gemm(
+            blaslt, nx.E4M3FN, 129, 272, 512, cfg, False, 0, blaslt=True, activation=spec
+        )
         check_output(got, want, cfg[-1], f"{name} {spec} {cfg}", abs_sum=abs_sum)
 
 
@@ -325,7 +346,7 @@ def test_gemm_blaslt_refusals(gpu):
     neither launches anything. Runs without cuBLASLt too: then every valid call is unsupported."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_gemm_blaslt"):
-        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
+        pytest.skip("kernel library built without the cuBLASLt route; rebuild it (-DFP8ORT_KERNEL_TEST_LIB=ON)")
     available = bool(lib.fp8ort_blaslt_available())
     m = n = 16
     epi = EpilogueCase(
@@ -374,7 +395,7 @@ def test_epilogue_apply_is_exact(gpu, size, y_type):
     """fp8ort_epilogue_apply over given float32 accumulators is bit-identical to the reference epilogue."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_epilogue_apply"):
-        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
+        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (-DFP8ORT_KERNEL_TEST_LIB=ON)")
     m, n, ld = size
     rng = np.random.default_rng(m * 7 + n)
     acc = (rng.standard_normal((m, ld)) * 3000).astype(np.float32)
@@ -441,8 +462,10 @@ def _assert_near_float(got: np.ndarray, want: np.ndarray, what: str, max_steps: 
     bad = (steps > max_steps) & ~tiny & ~((rel < 2.0**-16) & (max_steps > 1))
     if bad.any():
         i = np.flatnonzero(fin)[np.argmax(bad)]
-        raise AssertionError(f"{what}: {int(bad.sum())} outputs off by > {max_steps} steps; e.g. at {i}: got "
-                             f"{gf.ravel()[i]} want {wf.ravel()[i]}")
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} outputs off by > {max_steps} steps; e.g. at {i}: got "
+            f"{gf.ravel()[i]} want {wf.ravel()[i]}"
+        )
 
 
 @pytest.mark.parametrize("y_type", [F32, F16, E4M3], ids=["f32", "f16", "e4m3"])
@@ -453,7 +476,7 @@ def test_epilogue_apply_activations(gpu, spec, y_type):
     the float64 reference) within 8 float32 ulps, one step in narrower outputs."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_epilogue_apply"):
-        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
+        pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (-DFP8ORT_KERNEL_TEST_LIB=ON)")
     rng = np.random.default_rng()
     m, n = 300, 260
     kinks = activation_kinks(spec)
@@ -462,12 +485,35 @@ def test_epilogue_apply_activations(gpu, spec, y_type):
     y.ravel()[:4] = [np.inf, -np.inf, np.nan, -0.0]
     acc = y.astype(np.float32)  # scale 1, no bias: y is the accumulator itself
     epi = EpilogueCase(
-        rng, rt, nx.E4M3FN, n, (m, n), per_channel=False, bias=False, z_type=None, z_scaled=False, relu=False,
-        y_type=y_type, x_scale=1.0, w_scale=np.ones(1, np.float32), activation=spec,
+        rng,
+        rt,
+        nx.E4M3FN,
+        n,
+        (m, n),
+        per_channel=False,
+        bias=False,
+        z_type=None,
+        z_scaled=False,
+        relu=False,
+        y_type=y_type,
+        x_scale=1.0,
+        w_scale=np.ones(1, np.float32),
+        activation=spec,
     )
     kw = epi.reference_kwargs()
-    want = ref._epilogue(acc.astype(np.float64), np.ones(n, np.float32), 1, None, None, None, kw["y_scale"],
-                         kw["activation"], kw["output_dtype"], kw["activation_alpha"], kw["activation_beta"])
+    want = ref._epilogue(
+        acc.astype(np.float64),
+        np.ones(n, np.float32),
+        1,
+        None,
+        None,
+        None,
+        kw["y_scale"],
+        kw["activation"],
+        kw["output_dtype"],
+        kw["activation_alpha"],
+        kw["activation_beta"],
+    )
     out_t = np_dtype(y_type)
     d_y = rt.poisoned(m * n * out_t.itemsize)
     st = lib.fp8ort_epilogue_apply(rt.to_device(acc), n, m, n, epi.struct, d_y, None)

@@ -19,8 +19,9 @@ from .._util import activations, fp8_weights
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif("CUDAExecutionProvider" not in ort.get_available_providers(),
-                       reason="onnxruntime has no CUDAExecutionProvider"),
+    pytest.mark.skipif(
+        "CUDAExecutionProvider" not in ort.get_available_providers(), reason="onnxruntime has no CUDAExecutionProvider"
+    ),
 ]
 E4M3 = TensorProto.FLOAT8E4M3FN
 
@@ -75,8 +76,13 @@ def test_conv_nhwc_on_cuda_ep(shape, out_type, rng, library):
     x = activations(rng, (n, h, w, c), 0.05, np.float32)
     wq, ws = fp8_weights(rng, (m, c, k, k))
     pad = k // 2
-    inputs = {"X": x, "W": wq, "x_scale": np.float32(0.05), "w_scale": ws,
-              "B": rng.standard_normal(m).astype(np.float32)}
+    inputs = {
+        "X": x,
+        "W": wq,
+        "x_scale": np.float32(0.05),
+        "w_scale": ws,
+        "B": rng.standard_normal(m).astype(np.float32),
+    }
     attrs = dict(strides=[stride, stride], pads=[pad] * 4, layout="NHWC", activation="Relu")
     probe = reference.fp8_conv(**inputs, **attrs)
     if nx.is_fp8(out_type):
@@ -93,8 +99,13 @@ def test_conv_nhwc_on_cuda_ep(shape, out_type, rng, library):
 def test_matmul_on_cuda_ep(rows, rng, library):
     a = activations(rng, (rows, 320), 0.05, np.float16)
     b, bs = fp8_weights(rng, (100, 320), axis=0)
-    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": bs,
-              "Z": rng.standard_normal((rows, 100)).astype(np.float16)}
+    inputs = {
+        "A": a,
+        "B": b,
+        "a_scale": np.float32(0.05),
+        "b_scale": bs,
+        "Z": rng.standard_normal((rows, 100)).astype(np.float16),
+    }
     model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], output_dtype=TensorProto.FLOAT16, transB=1)
     got = ops.run(_gpu_session(model, library), {"A": a})[0]
     _check(got, reference.fp8_matmul(**inputs, output_dtype=TensorProto.FLOAT16, transB=1))
@@ -108,8 +119,13 @@ def test_large_matmul_on_cuda_ep(k, rng, library):
     rows, n = 512, 512
     a = activations(rng, (rows, k), 0.05, np.float16)
     b, bs = fp8_weights(rng, (n, k), axis=0)
-    inputs = {"A": a, "B": b, "a_scale": np.float32(0.05), "b_scale": bs,
-              "C": rng.standard_normal(n).astype(np.float32)}
+    inputs = {
+        "A": a,
+        "B": b,
+        "a_scale": np.float32(0.05),
+        "b_scale": bs,
+        "C": rng.standard_normal(n).astype(np.float32),
+    }
     attrs = dict(output_dtype=TensorProto.FLOAT16, transB=1, activation="Relu")
     model = ops.make_op_model("FP8MatMul", inputs, graph_inputs=["A"], **attrs)
     got = ops.run(_gpu_session(model, library), {"A": a})[0]
