@@ -16,6 +16,7 @@
 #include "fp8_kernels.h"
 #include "fp8_runtime.h"
 #include "onnx_kernels.h"
+#include "gpu/gpu_common.h"
 #include "gpu/gpu_ops.h"
 
 namespace fp8ort {
@@ -67,20 +68,6 @@ class Allocator {
  private:
   OrtAllocator* alloc_ = nullptr;
 };
-
-void gpu_check(fp8ort_status st, const char* kernel) {
-  if (st == FP8ORT_OK) return;
-  const OrtErrorCode code = st == FP8ORT_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT
-                            : st == FP8ORT_UNSUPPORTED    ? ORT_NOT_IMPLEMENTED
-                                                          : ORT_EP_FAIL;
-  fail(std::string(kernel) + ": " + fp8ort_gpu_last_error(), code);
-}
-
-void* compute_stream(OrtKernelContext* ctx) {
-  void* stream = nullptr;
-  check(g_ort->KernelContext_GetGPUComputeStream(ctx, &stream), "KernelContext_GetGPUComputeStream");
-  return stream;
-}
 
 const float* scale_ptr(const Tensor& t, const char* name, int64_t allowed_a, int64_t allowed_b = -1) {
   if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scale");

@@ -90,6 +90,16 @@ int64_t attr_int(const OrtKernelInfo* info, const char* name, int64_t dflt) {
   return v;
 }
 
+float attr_float(const OrtKernelInfo* info, const char* name, float dflt) {
+  float v = 0.0f;
+  OrtStatus* st = g_ort->KernelInfoGetAttribute_float(info, name, &v);
+  if (st != nullptr) {
+    g_ort->ReleaseStatus(st);
+    return dflt;
+  }
+  return v;
+}
+
 std::string attr_string(const OrtKernelInfo* info, const char* name, const std::string& dflt) {
   size_t size = 0;
   OrtStatus* st = g_ort->KernelInfoGetAttribute_string(info, name, nullptr, &size);

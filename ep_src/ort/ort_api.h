@@ -73,6 +73,7 @@ Tensor output(OrtKernelContext* ctx, size_t index, const std::vector<int64_t>& s
 
 // Attribute readers with defaults (a missing attribute gives the default).
 int64_t attr_int(const OrtKernelInfo* info, const char* name, int64_t dflt);
+float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
 std::string attr_string(const OrtKernelInfo* info, const char* name, const std::string& dflt);
 std::vector<int64_t> attr_ints(const OrtKernelInfo* info, const char* name);
 bool has_attr(const OrtKernelInfo* info, const char* name);

@@ -46,15 +46,6 @@ size_t element_size(ONNXTensorElementDataType t) {
   }
 }
 
-float attr_float(const OrtKernelInfo* info, const char* name, float dflt) {
-  float v = 0;
-  OrtStatus* st = g_ort->KernelInfoGetAttribute_float(info, name, &v);
-  if (st != nullptr) {
-    g_ort->ReleaseStatus(st);
-    return dflt;
-  }
-  return v;
-}
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
   if (axis < -rank || axis >= rank) {

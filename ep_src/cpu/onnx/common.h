@@ -35,7 +35,6 @@ TypeList index_types();  // int32, int64
 // Bytes per element of a data-movement type; fails for a type the kernels do not move.
 size_t element_size(ONNXTensorElementDataType t);
 
-float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
 
 // ONNX axis in [-rank, rank) -> [0, rank); fails naming the node otherwise.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");

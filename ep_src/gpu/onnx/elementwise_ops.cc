@@ -66,7 +66,7 @@ class UnaryKernel : public Kernel {
     if (op_ == FP8ORT_UNARY_CLIP) clip_bounds(ctx, x.type, &alpha, &beta);
     Tensor y = output(ctx, 0, x.shape);
     if (x.size == 0) return;
-    check_gpu(fp8ort_onnx_unary(op_, x.data, y.mutable_data, static_cast<int32_t>(x.type), x.size, alpha, beta,
+    gpu_check(fp8ort_onnx_unary(op_, x.data, y.mutable_data, static_cast<int32_t>(x.type), x.size, alpha, beta,
                                 compute_stream(ctx)),
               "fp8ort_onnx_unary");
   }
@@ -110,7 +110,7 @@ class BinaryKernel : public Kernel {
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&a.shape, &b.shape}));
-    check_gpu(fp8ort_onnx_binary(op_, a.data, static_cast<int32_t>(a.type), b.data, static_cast<int32_t>(b.type),
+    gpu_check(fp8ort_onnx_binary(op_, a.data, static_cast<int32_t>(a.type), b.data, static_cast<int32_t>(b.type),
                                  y.mutable_data, &nd, compute_stream(ctx)),
               "fp8ort_onnx_binary");
   }
@@ -133,7 +133,7 @@ class WhereKernel : public Kernel {
     Tensor z = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&c.shape, &x.shape, &y.shape}));
-    check_gpu(fp8ort_onnx_where(c.data, x.data, y.data, z.mutable_data, elem, &nd, compute_stream(ctx)),
+    gpu_check(fp8ort_onnx_where(c.data, x.data, y.data, z.mutable_data, elem, &nd, compute_stream(ctx)),
               "fp8ort_onnx_where");
   }
 };
@@ -173,7 +173,7 @@ class CastKernel : public Kernel {
            ORT_FAIL);
     }
     if (x.size == 0) return;
-    check_gpu(fp8ort_onnx_cast(x.data, static_cast<int32_t>(x.type), y.mutable_data, static_cast<int32_t>(to_), x.size,
+    gpu_check(fp8ort_onnx_cast(x.data, static_cast<int32_t>(x.type), y.mutable_data, static_cast<int32_t>(to_), x.size,
                                compute_stream(ctx)),
               "fp8ort_onnx_cast");
   }

@@ -3,29 +3,8 @@
 namespace fp8ort {
 namespace gpu_nn {
 
-void* compute_stream(OrtKernelContext* ctx) {
-  void* stream = nullptr;
-  check(g_ort->KernelContext_GetGPUComputeStream(ctx, &stream), "KernelContext_GetGPUComputeStream");
-  return stream;
-}
 
-void check_kernel(fp8ort_status st, const char* entry) {
-  if (st == FP8ORT_OK) return;
-  const OrtErrorCode code = st == FP8ORT_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT
-                            : st == FP8ORT_UNSUPPORTED    ? ORT_NOT_IMPLEMENTED
-                                                          : ORT_EP_FAIL;
-  fail(std::string(entry) + ": " + fp8ort_gpu_last_error(), code);
-}
 
-float attr_float(const OrtKernelInfo* info, const char* name, float dflt) {
-  float v = 0.0f;
-  OrtStatus* st = g_ort->KernelInfoGetAttribute_float(info, name, &v);
-  if (st != nullptr) {
-    g_ort->ReleaseStatus(st);
-    return dflt;
-  }
-  return v;
-}
 
 fp8ort_dtype float_type(const Tensor& t, const char* name) {
   if (t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return FP8ORT_FLOAT;

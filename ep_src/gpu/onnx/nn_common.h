@@ -8,16 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_common.h"
 #include "onnx_nn_kernels.h"
 #include "ort/kernel.h"
 
 namespace fp8ort {
 namespace gpu_nn {
 
-void* compute_stream(OrtKernelContext* ctx);
-// Throws OpError with the kernel library's message when st is not FP8ORT_OK.
-void check_kernel(fp8ort_status st, const char* entry);
-float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
 // X's element type as the kernel library's dtype; fails unless float32 or float16.
 fp8ort_dtype float_type(const Tensor& t, const char* name);
 // Requires `t` to have element type `type` (Scale, B, C beside X).

@@ -66,7 +66,7 @@ class ConvKernel : public Kernel {
     p.dilation_w = wa.dilation;
     p.pad_top = h.pad_begin;
     p.pad_left = wa.pad_begin;
-    check_kernel(fp8ort_nn_conv2d_run(x.data, w.data, bias.present() ? bias.data : nullptr, y.mutable_data, type, &p,
+    gpu_check(fp8ort_nn_conv2d_run(x.data, w.data, bias.present() ? bias.data : nullptr, y.mutable_data, type, &p,
                                       compute_stream(ctx)),
                  "fp8ort_nn_conv2d_run");
   }

@@ -76,7 +76,7 @@ class MatMulKernel : public Kernel {
         g.b_batch_strides[d] = b_str[d];
       }
     }
-    check_kernel(fp8ort_nn_gemm_run(a.data, b.data, y.mutable_data, type, &g, compute_stream(ctx)), "fp8ort_nn_gemm_run");
+    gpu_check(fp8ort_nn_gemm_run(a.data, b.data, y.mutable_data, type, &g, compute_stream(ctx)), "fp8ort_nn_gemm_run");
   }
 };
 
@@ -130,7 +130,7 @@ class GemmKernel : public Kernel {
       g.c_sm = cr == 1 ? 0 : cc;
     }
     Tensor y = output(ctx, 0, {m, n});
-    check_kernel(fp8ort_nn_gemm_run(a.data, b.data, y.mutable_data, type, &g, compute_stream(ctx)), "fp8ort_nn_gemm_run");
+    gpu_check(fp8ort_nn_gemm_run(a.data, b.data, y.mutable_data, type, &g, compute_stream(ctx)), "fp8ort_nn_gemm_run");
   }
 
  private:

@@ -23,7 +23,7 @@ class SoftmaxKernel : public Kernel {
     const int64_t outer = product(x.shape, 0, axis);
     const int64_t d = single_axis_ ? x.shape[axis] : product(x.shape, axis, x.shape.size());
     const int64_t inner = single_axis_ ? product(x.shape, axis + 1, x.shape.size()) : 1;
-    check_kernel(fp8ort_nn_softmax(x.data, y.mutable_data, type, outer, d, inner, log_ ? 1 : 0, compute_stream(ctx)),
+    gpu_check(fp8ort_nn_softmax(x.data, y.mutable_data, type, outer, d, inner, log_ ? 1 : 0, compute_stream(ctx)),
                  "fp8ort_nn_softmax");
   }
 
@@ -79,7 +79,7 @@ class LayerNormKernel : public Kernel {
         fail("outputs Mean and InvStdDev must be float32 on the GPU device; got " + std::string(type_name(t->type)));
       }
     }
-    check_kernel(fp8ort_nn_layer_norm(x.data, scale.data, bias.present() ? bias.data : nullptr, y.mutable_data,
+    gpu_check(fp8ort_nn_layer_norm(x.data, scale.data, bias.present() ? bias.data : nullptr, y.mutable_data,
                                       static_cast<float*>(mean.mutable_data), static_cast<float*>(inv_std.mutable_data),
                                       type, rows, cols, epsilon_, compute_stream(ctx)),
                  "fp8ort_nn_layer_norm");

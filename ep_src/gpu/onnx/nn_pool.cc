@@ -58,7 +58,7 @@ class PoolKernel : public Kernel {
     p.pad_right = w.pad_end;
     p.max_pool = max_pool_ ? 1 : 0;
     p.count_include_pad = count_include_pad_ ? 1 : 0;
-    check_kernel(fp8ort_nn_pool2d_run(x.data, y.mutable_data, type, &p, compute_stream(ctx)), "fp8ort_nn_pool2d_run");
+    gpu_check(fp8ort_nn_pool2d_run(x.data, y.mutable_data, type, &p, compute_stream(ctx)), "fp8ort_nn_pool2d_run");
   }
 
  private:
@@ -84,7 +84,7 @@ class GlobalPoolKernel : public Kernel {
     const int64_t planes = x.shape[0] * x.shape[1];
     const int64_t spatial = product(x.shape, 2, x.shape.size());
     if (planes > 0 && spatial == 0) fail("input X has shape " + shape_str(x.shape) + ": a spatial axis is empty");
-    check_kernel(fp8ort_nn_reduce(x.data, y.mutable_data, type, max_pool_ ? FP8ORT_NN_REDUCE_MAX : FP8ORT_NN_REDUCE_MEAN,
+    gpu_check(fp8ort_nn_reduce(x.data, y.mutable_data, type, max_pool_ ? FP8ORT_NN_REDUCE_MAX : FP8ORT_NN_REDUCE_MEAN,
                                   planes, spatial, 1, compute_stream(ctx)),
                  "fp8ort_nn_reduce");
   }

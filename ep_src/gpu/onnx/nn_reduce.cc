@@ -86,14 +86,14 @@ class ReduceKernel : public Kernel {
       simple = false;
     }
     if (simple) {
-      check_kernel(fp8ort_nn_reduce(x.data, y.mutable_data, type, op_, outer, reduce, inner, stream), "fp8ort_nn_reduce");
+      gpu_check(fp8ort_nn_reduce(x.data, y.mutable_data, type, op_, outer, reduce, inner, stream), "fp8ort_nn_reduce");
       return;
     }
     if (dims.size() > FP8ORT_NN_MAX_RANK) {
       fail("the reduced axes leave " + std::to_string(dims.size()) + " separate groups; at most " +
            std::to_string(FP8ORT_NN_MAX_RANK) + " are implemented");
     }
-    check_kernel(fp8ort_nn_reduce_axes(x.data, y.mutable_data, type, op_, static_cast<int>(dims.size()), dims.data(),
+    gpu_check(fp8ort_nn_reduce_axes(x.data, y.mutable_data, type, op_, static_cast<int>(dims.size()), dims.data(),
                                        roles.data(), stream),
                  "fp8ort_nn_reduce_axes");
   }

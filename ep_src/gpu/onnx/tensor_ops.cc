@@ -43,14 +43,14 @@ class TransposeKernel : public Kernel {
     const TransposePlan plan = plan_transpose(x.shape, perm);
     switch (plan.kind) {
       case TransposePlan::kCopy:
-        check_gpu(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, stream), "fp8ort_onnx_copy");
+        gpu_check(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, stream), "fp8ort_onnx_copy");
         return;
       case TransposePlan::kTiles:
-        check_gpu(fp8ort_onnx_transpose_2d(x.data, y.mutable_data, elem, plan.batch, plan.rows, plan.cols, stream),
+        gpu_check(fp8ort_onnx_transpose_2d(x.data, y.mutable_data, elem, plan.batch, plan.rows, plan.cols, stream),
                   "fp8ort_onnx_transpose_2d");
         return;
       default:
-        check_gpu(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &plan.walk, stream), "fp8ort_onnx_strided_copy");
+        gpu_check(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &plan.walk, stream), "fp8ort_onnx_strided_copy");
         return;
     }
   }
@@ -103,7 +103,7 @@ class ConcatKernel : public Kernel {
     for (const Tensor& t : ins) {
       const int64_t row = t.shape[axis] * inner * elem;
       if (row > 0) {
-        check_gpu(fp8ort_onnx_copy_rows(t.data, static_cast<char*>(y.mutable_data) + offset, outer, row, row, dst_pitch, stream),
+        gpu_check(fp8ort_onnx_copy_rows(t.data, static_cast<char*>(y.mutable_data) + offset, outer, row, row, dst_pitch, stream),
                   "fp8ort_onnx_copy_rows");
       }
       offset += row;
@@ -179,7 +179,7 @@ class SliceKernel : public Kernel {
       w.strides[0][d] = step[d] * strides[d];
     }
     const fp8ort_nd nd = to_device_walk(w);
-    check_gpu(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &nd, compute_stream(ctx)), "fp8ort_onnx_strided_copy");
+    gpu_check(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &nd, compute_stream(ctx)), "fp8ort_onnx_strided_copy");
   }
 };
 
@@ -230,7 +230,7 @@ class GatherKernel : public Kernel {
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= data.shape[d];
     for (int64_t d = axis + 1; d < rank; ++d) inner *= data.shape[d];
-    check_gpu(fp8ort_onnx_gather(data.data, idx.data, static_cast<int32_t>(idx.type), y.mutable_data, elem, outer, axis_dim,
+    gpu_check(fp8ort_onnx_gather(data.data, idx.data, static_cast<int32_t>(idx.type), y.mutable_data, elem, outer, axis_dim,
                                  inner, idx.size, compute_stream(ctx)),
               "fp8ort_onnx_gather");
   }
@@ -258,7 +258,7 @@ class ExpandKernel : public Kernel {
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&x.shape}));
-    check_gpu(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &nd, compute_stream(ctx)), "fp8ort_onnx_strided_copy");
+    gpu_check(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &nd, compute_stream(ctx)), "fp8ort_onnx_strided_copy");
   }
 };
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "gpu/gpu_common.h"
 #include "onnx_kernels.h"
 #include "ort/kernel.h"
 
@@ -35,10 +36,6 @@ std::unique_ptr<Kernel> create_shape(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_constant_of_shape(const OrtKernelInfo* info);
 
 // ---- helpers (tensor_util.cc); each throws OpError with the problem and the fix ----
-void* compute_stream(OrtKernelContext* ctx);
-// Throws the launcher's message when st is not FP8ORT_OK.
-void check_gpu(fp8ort_status st, const char* launcher);
-float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
 // Bytes per element of a fixed-size type; 0 for types the data-movement kernels do not move (string, 4-bit).
 int64_t element_size(ONNXTensorElementDataType t);
 // Element size of t, or an error naming the input when it has none the kernels move.

@@ -29,7 +29,7 @@ class CopyKernel : public Kernel {
     }
     Tensor y = output(ctx, 0, out);
     if (x.size == 0) return;
-    check_gpu(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, compute_stream(ctx)), "fp8ort_onnx_copy");
+    gpu_check(fp8ort_onnx_copy(x.data, y.mutable_data, x.size * elem, compute_stream(ctx)), "fp8ort_onnx_copy");
   }
   bool allowzero_ = false;
   int64_t axis_ = 1;
@@ -191,7 +191,7 @@ class ConstantOfShapeKernel : public Kernel {
       fail(std::string("the output ORT allocated is ") + type_name(y.type) + " but attribute value is " + type_name(type_), ORT_FAIL);
     }
     if (count == 0) return;
-    check_gpu(fp8ort_onnx_fill(y.mutable_data, elem_size_, count, bits_, compute_stream(ctx)), "fp8ort_onnx_fill");
+    gpu_check(fp8ort_onnx_fill(y.mutable_data, elem_size_, count, bits_, compute_stream(ctx)), "fp8ort_onnx_fill");
   }
 
  private:

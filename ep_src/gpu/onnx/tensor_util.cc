@@ -9,29 +9,8 @@
 namespace fp8ort {
 namespace gpu_onnx {
 
-void* compute_stream(OrtKernelContext* ctx) {
-  void* stream = nullptr;
-  check(g_ort->KernelContext_GetGPUComputeStream(ctx, &stream), "KernelContext_GetGPUComputeStream");
-  return stream;
-}
 
-void check_gpu(fp8ort_status st, const char* launcher) {
-  if (st == FP8ORT_OK) return;
-  const OrtErrorCode code = st == FP8ORT_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT
-                            : st == FP8ORT_UNSUPPORTED    ? ORT_NOT_IMPLEMENTED
-                                                          : ORT_EP_FAIL;
-  fail(std::string(launcher) + ": " + fp8ort_gpu_last_error(), code);
-}
 
-float attr_float(const OrtKernelInfo* info, const char* name, float dflt) {
-  float v = 0.0f;
-  OrtStatus* st = g_ort->KernelInfoGetAttribute_float(info, name, &v);
-  if (st != nullptr) {
-    g_ort->ReleaseStatus(st);
-    return dflt;
-  }
-  return v;
-}
 
 int64_t element_size(ONNXTensorElementDataType t) {
   switch (t) {
