@@ -3,7 +3,8 @@
 //
 // Integer arithmetic of exporters' shape subgraphs (Equal/Add/Mul on int64 shapes and masks) has no GPU row yet and
 // runs on ORT's CPU EP. Serving those ops on the host from this device (CPU-memory kernel rows) was tried and
-// failed on the H200: ORT handed the CPU-memory output to a device kernel without a copy (bench/NOTES.md).
+// failed on the H200: ORT handed the CPU-memory output to a device kernel without a copy
+// (bench/results/logs_h200_plugin_ep_2026-12-03/HOW.md).
 #include "gpu/onnx/tables.h"
 #include "ops/schema_versions.h"
 
