@@ -2,9 +2,8 @@
 // per ONNX schema version (ops/schema_versions.h says why).
 //
 // Integer arithmetic of exporters' shape subgraphs (Equal/Add/Mul on int64 shapes and masks) has no GPU row yet and
-// runs on ORT's CPU EP. Serving those ops on the host from this device (CPU-memory kernel rows) was tried and
-// failed on the H200: ORT handed the CPU-memory output to a device kernel without a copy
-// (bench/results/logs_h200_plugin_ep_2026-12-03/HOW.md).
+// runs on ORT's CPU EP. Serving those ops on the host from this device (CPU-memory kernel rows) was tried: on the
+// H200 the next device kernel then hit an illegal access (bench/results/logs_h200_plugin_ep_2026-12-03/HOW.md).
 #include "gpu/onnx/tables.h"
 #include "ops/schema_versions.h"
 
