@@ -11,7 +11,10 @@
 namespace fp8ort {
 namespace {
 
-constexpr int kWarmupRuns = 1;        // uncaptured runs per graph id first: lazy allocations happen there
+// Uncaptured runs per graph id before capture: the first allocates per tensor, the second allocates by ORT's memory
+// pattern (other block sizes); only after both does the allocator's cache serve every request made while capturing.
+// On the H200 one warm-up run left capture failing to allocate above batch 1 (logs_h200_plugin_ep_2026-12-03).
+constexpr int kWarmupRuns = 2;
 constexpr int kSkipCaptureId = -1;    // "gpu_graph_id" value that means: run normally, do not capture
 constexpr const char* kGraphIdKey = "gpu_graph_id";
 constexpr uint32_t kGraphCaptureApi = 26;
