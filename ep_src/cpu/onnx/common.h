@@ -1,5 +1,6 @@
 // What the standard-op CPU kernels share: element types, float16 handling (computed in float32, rounded once),
-// axis and shape checks with messages that name the node, broadcasting, and the family tables table.cc joins.
+// the broadcast walk, the window geometry of Conv and the pools, and the family tables table.cc joins. Shape and
+// attribute validation is ops/onnx_shapes.h's (shared with the GPU device).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "ops/fp8_numerics.h"
+#include "ops/onnx_shapes.h"
 #include "ort/kernel.h"
 #include "ort/ort_api.h"
 
@@ -35,18 +37,6 @@ TypeList index_types();  // int32, int64
 // Bytes per element of a data-movement type; fails for a type the kernels do not move.
 size_t element_size(ONNXTensorElementDataType t);
 
-
-// ONNX axis in [-rank, rank) -> [0, rank); fails naming the node otherwise.
-int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
-// Number of elements of a shape; fails on a negative dimension or an int64 overflow.
-int64_t element_count(const std::vector<int64_t>& shape);
-// Values of an int64/int32 tensor (shapes, axes, indices read on the host).
-std::vector<int64_t> read_ints(const Tensor& t, const char* name);
-
-// Multidirectional (NumPy) broadcasting of several shapes; fails naming the shapes.
-std::vector<int64_t> broadcast_shape(const std::vector<std::vector<int64_t>>& shapes);
-// Element strides of `in` seen through `out`'s shape (0 on broadcast dimensions); in is right-aligned.
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
 // Calls fn(out_offset, in_offsets, count, inner_strides) for each run of the innermost output dimension; the
 // offsets are element offsets into each input. Runs rows in parallel when the output is large.
@@ -178,16 +168,8 @@ struct Window {
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
 };
 
-struct WindowAttrs {
-  std::vector<int64_t> kernel_shape, strides, dilations, pads;
-  std::string auto_pad = "NOTSET";
-  bool ceil_mode = false;
-  void read(const OrtKernelInfo* info);
-};
-
-// Validates the attributes against the input's spatial shape (x_shape[2:]) and computes the output size.
-// kernel: the window size (from kernel_shape, or W's spatial shape for Conv when kernel_shape is absent).
-Window make_window(const WindowAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& kernel);
+// The geometry of window_geometry (ops/onnx_shapes.h), right-aligned into kMaxSpatial slots.
+Window make_window(const std::vector<WindowAxis>& axes);
 
 }  // namespace cpu_onnx
 }  // namespace fp8ort

@@ -23,28 +23,13 @@ class MatMulKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor a = input(ctx, 0);
     const Tensor b = input(ctx, 1);
-    if (a.shape.empty() || b.shape.empty()) fail("MatMul inputs must have rank >= 1");
     if (a.type != b.type) fail("A and B must have the same type");
-    std::vector<int64_t> as = a.shape;
-    std::vector<int64_t> bs = b.shape;
-    const bool a_vec = as.size() == 1;
-    const bool b_vec = bs.size() == 1;
-    if (a_vec) as.insert(as.begin(), 1);
-    if (b_vec) bs.push_back(1);
-    const int64_t m = as[as.size() - 2];
-    const int64_t k = as.back();
-    const int64_t n = bs.back();
-    if (bs[bs.size() - 2] != k) {
-      fail(std::string("A ") + shape_str(a.shape) + " and B " + shape_str(b.shape) +
-           " do not agree on the inner dimension (" + std::to_string(k) + " vs " + std::to_string(bs[bs.size() - 2]) +
-           ")");
-    }
-    const std::vector<int64_t> a_batch(as.begin(), as.end() - 2);
-    const std::vector<int64_t> b_batch(bs.begin(), bs.end() - 2);
-    const std::vector<int64_t> batch = broadcast_shape({a_batch, b_batch});
-    std::vector<int64_t> shape = batch;
-    if (!a_vec) shape.push_back(m);
-    if (!b_vec) shape.push_back(n);
+    const MatMulShape ms = matmul_shape(a.shape, b.shape);
+    const int64_t m = ms.m, k = ms.k, n = ms.n;
+    const std::vector<int64_t>& a_batch = ms.a_batch;
+    const std::vector<int64_t>& b_batch = ms.b_batch;
+    const std::vector<int64_t>& batch = ms.batch;
+    const std::vector<int64_t>& shape = ms.out;
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     const std::vector<int64_t> sa = broadcast_strides(a_batch, batch);
@@ -102,26 +87,11 @@ class GemmKernel : public Kernel {
     const Tensor a = input(ctx, 0);
     const Tensor b = input(ctx, 1);
     const Tensor c = input(ctx, 2);
-    if (a.shape.size() != 2 || b.shape.size() != 2) {
-      fail(std::string("A ") + shape_str(a.shape) + " and B " + shape_str(b.shape) + " must be 2-D");
-    }
-    const int64_t m = trans_a_ ? a.shape[1] : a.shape[0];
-    const int64_t k = trans_a_ ? a.shape[0] : a.shape[1];
-    const int64_t kb = trans_b_ ? b.shape[1] : b.shape[0];
-    const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
-    if (k != kb) {
-      fail(std::string("A ") + shape_str(a.shape) + " and B " + shape_str(b.shape) + " (transA=" +
-           std::to_string(trans_a_) + ", transB=" + std::to_string(trans_b_) + ") do not agree on K");
-    }
     const bool has_c = c.present() && c.data != nullptr;
+    const GemmShape gs = gemm_shape(a.shape, b.shape, has_c ? &c.shape : nullptr, trans_a_, trans_b_);
+    const int64_t m = gs.m, k = gs.k, n = gs.n;
     std::vector<int64_t> c_strides;
-    if (has_c) {
-      if (c.shape.size() > 2 || broadcast_shape({c.shape, {m, n}}) != std::vector<int64_t>{m, n}) {
-        fail(std::string("C ") + shape_str(c.shape) + " does not broadcast to [" + std::to_string(m) + ", " +
-             std::to_string(n) + "]");
-      }
-      c_strides = broadcast_strides(c.shape, {m, n});
-    }
+    if (has_c) c_strides = broadcast_strides(c.shape, {m, n});
     Tensor y = output(ctx, 0, {m, n});
     if (y.size == 0) return;
     FloatIn ain(a);
@@ -164,30 +134,15 @@ class ConvKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const Tensor wt = input(ctx, 1);
     const Tensor b = input(ctx, 2);
-    if (wt.shape.size() != x.shape.size() || x.shape.size() < 3) {
-      fail(std::string("X ") + shape_str(x.shape) + " and W " + shape_str(wt.shape) +
-           " must both be [N, C, spatial...] / [M, C/group, kernel...] of equal rank");
-    }
     if (x.type != wt.type) fail("X and W must have the same type");
-    const std::vector<int64_t> kernel(wt.shape.begin() + 2, wt.shape.end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
-      fail(std::string("kernel_shape ") + shape_str(attrs_.kernel_shape) + " differs from W's spatial shape " +
-           shape_str(kernel));
-    }
-    const Window w = make_window(attrs_, x.shape, kernel);
+    const bool has_b = b.present() && b.data != nullptr;
+    if (has_b && b.type != x.type) fail("B must have X's type");
+    const ConvGeometry cs = conv_geometry(attrs_, group_, x.shape, wt.shape, has_b ? &b.shape : nullptr);
+    const Window w = make_window(cs.axes);
     const int64_t batch = x.shape[0];
     const int64_t c_in = x.shape[1];
     const int64_t c_out = wt.shape[0];
-    if (group_ < 1 || c_in % group_ != 0 || c_out % group_ != 0 || wt.shape[1] * group_ != c_in) {
-      fail(std::string("group ") + std::to_string(group_) + " does not fit X channels " + std::to_string(c_in) +
-           " and W " + shape_str(wt.shape) + "; need C = W.shape[1] * group and M divisible by group");
-    }
-    const bool has_b = b.present() && b.data != nullptr;
-    if (has_b && (b.shape.size() != 1 || b.shape[0] != c_out || b.type != x.type)) {
-      fail(std::string("B ") + shape_str(b.shape) + " must be [" + std::to_string(c_out) + "] of X's type");
-    }
-    std::vector<int64_t> shape = {batch, c_out};
-    for (int d = kMaxSpatial - w.rank; d < kMaxSpatial; ++d) shape.push_back(w.out[d]);
+    const std::vector<int64_t>& shape = cs.out;
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     FloatIn xin(x);

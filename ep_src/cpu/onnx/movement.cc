@@ -11,12 +11,6 @@ namespace {
 
 constexpr int64_t kGrainBytes = 1 << 16;  // bytes copied per thread-pool task, at least
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
-}
-
 template <class E>
 void strided_copy_typed(OrtKernelContext* ctx, const E* src, E* dst, const std::vector<int64_t>& out_shape,
                         const std::vector<int64_t>& src_strides) {
@@ -60,30 +54,13 @@ class TransposeKernel : public Kernel {
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    const size_t rank = x.shape.size();
-    std::vector<int64_t> perm = perm_;
-    if (perm.empty()) {
-      for (size_t d = 0; d < rank; ++d) perm.push_back(static_cast<int64_t>(rank - 1 - d));
-    }
-    if (perm.size() != rank) {
-      fail(std::string("perm ") + shape_str(perm) + " has " + std::to_string(perm.size()) +
-           " entries but the input " + shape_str(x.shape) + " has rank " + std::to_string(rank));
-    }
-    std::vector<bool> seen(rank, false);
-    for (int64_t p : perm) {
-      if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
-        fail(std::string("perm ") + shape_str(perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
-      }
-      seen[p] = true;
-    }
+    const std::vector<int64_t> perm = transpose_perm(x.shape, perm_);
+    const size_t rank = perm.size();
     const size_t es = element_size(x.type);
     const std::vector<int64_t> in_strides = contiguous_strides(x.shape);
-    std::vector<int64_t> shape(rank);
+    const std::vector<int64_t> shape = transpose_shape(x.shape, perm);
     std::vector<int64_t> strides(rank);
-    for (size_t d = 0; d < rank; ++d) {
-      shape[d] = x.shape[perm[d]];
-      strides[d] = in_strides[perm[d]];
-    }
+    for (size_t d = 0; d < rank; ++d) strides[d] = in_strides[perm[d]];
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     strided_copy(ctx, x.data, y.mutable_data, es, shape, strides);
@@ -101,9 +78,7 @@ class ExpandKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const Tensor s = input(ctx, 1);
     if (s.shape.size() != 1) fail(std::string("'shape' must be 1-D, got shape ") + shape_str(s.shape));
-    const std::vector<int64_t> target = read_ints(s, "shape");
-    const std::vector<int64_t> shape = broadcast_shape({x.shape, target});
-    element_count(shape);
+    const std::vector<int64_t> shape = expand_shape(x.shape, read_ints(s, "shape"));
     const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
@@ -121,52 +96,18 @@ class SliceKernel : public Kernel {
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     const std::vector<int64_t> starts = read_ints(input(ctx, 1), "starts");
     const std::vector<int64_t> ends = read_ints(input(ctx, 2), "ends");
-    if (starts.size() != ends.size()) {
-      fail(std::string("'starts' has ") + std::to_string(starts.size()) + " entries and 'ends' " +
-           std::to_string(ends.size()) + "; give one per sliced axis");
-    }
-    std::vector<int64_t> axes;
+    std::vector<int64_t> axes, steps;
     const Tensor a = input(ctx, 3);
-    if (a.present() && a.data != nullptr) {
-      axes = read_ints(a, "axes");
-    } else {
-      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    }
-    std::vector<int64_t> steps(starts.size(), 1);
+    const bool has_axes = a.present() && a.data != nullptr;
+    if (has_axes) axes = read_ints(a, "axes");
     const Tensor st = input(ctx, 4);
-    if (st.present() && st.data != nullptr) steps = read_ints(st, "steps");
-    if (axes.size() != starts.size() || steps.size() != starts.size()) {
-      fail(std::string("'axes' and 'steps' must have as many entries as 'starts' (") +
-           std::to_string(starts.size()) + ")");
-    }
-    std::vector<int64_t> begin(rank, 0);
-    std::vector<int64_t> step(rank, 1);
-    std::vector<int64_t> shape = x.shape;
-    std::vector<bool> seen(rank, false);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      const int64_t d = normalize_axis(axes[i], rank, "axes entry");
-      if (seen[d]) fail(std::string("axes ") + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
-      seen[d] = true;
-      if (steps[i] == 0) fail("steps must not be 0");
-      const int64_t n = x.shape[d];
-      int64_t s = starts[i];
-      int64_t e = ends[i];
-      if (s < 0) s += n;  // cannot overflow: n >= 0
-      if (e < 0) e += n;
-      int64_t count = 0;
-      if (steps[i] > 0) {
-        s = std::min(std::max<int64_t>(s, 0), n);
-        e = std::min(std::max<int64_t>(e, 0), n);
-        count = e > s ? (e - s - 1) / steps[i] + 1 : 0;
-      } else {
-        s = std::min(std::max<int64_t>(s, 0), n - 1);
-        e = std::min(std::max<int64_t>(e, -1), n - 1);
-        count = s > e ? (s - e - 1) / (-steps[i]) + 1 : 0;
-      }
-      begin[d] = s;
-      step[d] = steps[i];
-      shape[d] = count;
-    }
+    const bool has_steps = st.present() && st.data != nullptr;
+    if (has_steps) steps = read_ints(st, "steps");
+    const SliceGeometry g =
+        slice_geometry(x.shape, starts, ends, has_axes ? &axes : nullptr, has_steps ? &steps : nullptr);
+    const std::vector<int64_t>& begin = g.begin;
+    const std::vector<int64_t>& step = g.step;
+    const std::vector<int64_t>& shape = g.out;
     const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
@@ -195,20 +136,11 @@ class ConcatKernel : public Kernel {
     check(g_ort->KernelContext_GetInputCount(ctx, &count), "KernelContext_GetInputCount");
     std::vector<Tensor> xs;
     for (size_t i = 0; i < count; ++i) xs.push_back(input(ctx, i));
-    if (xs.empty()) fail("needs at least one input");
-    const int64_t rank = static_cast<int64_t>(xs[0].shape.size());
-    const int64_t axis = normalize_axis(axis_, rank);
-    std::vector<int64_t> shape = xs[0].shape;
-    shape[axis] = 0;
-    for (const Tensor& t : xs) {
-      bool ok = t.type == xs[0].type && static_cast<int64_t>(t.shape.size()) == rank;
-      for (int64_t d = 0; ok && d < rank; ++d) ok = d == axis || t.shape[d] == xs[0].shape[d];
-      if (!ok) {
-        fail(std::string("input ") + shape_str(t.shape) + " (" + type_name(t.type) + ") does not match " +
-             shape_str(xs[0].shape) + " (" + type_name(xs[0].type) + ") outside axis " + std::to_string(axis));
-      }
-      shape[axis] += t.shape[axis];
-    }
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : xs) ptrs.push_back(&t);
+    int64_t axis = axis_;
+    const std::vector<int64_t> shape = concat_shape(ptrs, &axis);
+    const int64_t rank = static_cast<int64_t>(shape.size());
     const size_t es = element_size(xs[0].type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
@@ -244,21 +176,11 @@ class GatherKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const Tensor idx = input(ctx, 1);
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) fail("data must have rank >= 1");
-    const int64_t axis = normalize_axis(axis_, rank);
-    std::vector<int64_t> indices = read_ints(idx, "indices");
+    int64_t axis = axis_;
+    const std::vector<int64_t> shape = gather_shape(x.shape, idx.shape, &axis);
+    std::vector<int64_t> indices = read_ints(idx, "indices", /*one_d=*/false);
     const int64_t n = x.shape[axis];
-    for (int64_t& i : indices) {
-      if (i < -n || i >= n) {
-        fail(std::string("index ") + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
-             " of size " + std::to_string(n) + "; indices must lie in [" + std::to_string(-n) + ", " +
-             std::to_string(n) + ")");
-      }
-      if (i < 0) i += n;
-    }
-    std::vector<int64_t> shape(x.shape.begin(), x.shape.begin() + axis);
-    shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
-    shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
+    for (int64_t& i : indices) i = gather_index(i, n, axis);
     const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;

@@ -20,9 +20,8 @@ class SoftmaxKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = norm_axis(axis_, rank);
     Tensor y = output(ctx, 0, x.shape);
-    if (rank == 0) fail("input must have rank >= 1");
-    const int64_t axis = normalize_axis(axis_, rank);
     if (x.size == 0) return;
     const int64_t n = x.shape[axis];
     int64_t inner = 1;
@@ -72,8 +71,7 @@ class LayerNormKernel : public Kernel {
     const Tensor scale = input(ctx, 1);
     const Tensor bias = input(ctx, 2);
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) fail("input must have rank >= 1");
-    const int64_t axis = normalize_axis(axis_, rank);
+    const int64_t axis = norm_axis(axis_, rank);
     const std::vector<int64_t> norm_shape(x.shape.begin() + axis, x.shape.end());
     int64_t n = 1;
     for (int64_t d : norm_shape) n *= d;
@@ -83,10 +81,7 @@ class LayerNormKernel : public Kernel {
     for (const Tensor* t : {&scale, has_bias ? &bias : nullptr}) {
       if (t == nullptr) continue;
       if (t->type != x.type) fail(std::string("Scale and B must have X's type ") + type_name(x.type));
-      if (t->shape.size() > norm_shape.size() || broadcast_shape({t->shape, norm_shape}) != norm_shape) {
-        fail(std::string("Scale/B shape ") + shape_str(t->shape) + " does not broadcast to the normalized shape " +
-             shape_str(norm_shape));
-      }
+      check_norm_param(t->shape, norm_shape);
     }
     std::vector<int64_t> stat_shape = x.shape;
     for (int64_t d = axis; d < rank; ++d) stat_shape[d] = 1;

@@ -26,7 +26,7 @@ class PoolKernel : public Kernel {
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    const Window w = make_window(attrs_, x.shape, attrs_.kernel_shape);
+    const Window w = make_window(window_geometry(attrs_, x.shape, attrs_.kernel_shape));
     std::vector<int64_t> shape = {x.shape[0], x.shape[1]};
     for (int d = kMaxSpatial - w.rank; d < kMaxSpatial; ++d) shape.push_back(w.out[d]);
     size_t n_out = 0;
@@ -174,7 +174,6 @@ class ReduceMeanKernel : public Kernel {
       if (a.present() && a.data != nullptr) axes = read_ints(a, "axes");
     }
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    std::vector<bool> reduce(rank, false);
     if (axes.empty()) {
       if (axes_input_ && noop_with_empty_axes_) {
         Tensor y = output(ctx, 0, x.shape);
@@ -184,9 +183,8 @@ class ReduceMeanKernel : public Kernel {
         yout.finish();
         return;
       }
-      std::fill(reduce.begin(), reduce.end(), true);
     }
-    for (int64_t a : axes) reduce[normalize_axis(a, rank, "axes entry")] = true;
+    const std::vector<bool> reduce = reduced_axes(axes, rank);
     std::vector<int64_t> shape;
     std::vector<int64_t> kept;  // the output's shape with reduced dimensions kept as 1
     int64_t count = 1;

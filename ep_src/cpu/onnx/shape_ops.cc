@@ -30,36 +30,7 @@ class ReshapeKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const Tensor s = input(ctx, 1);
     if (s.shape.size() != 1) fail(std::string("'shape' must be 1-D, got shape ") + shape_str(s.shape));
-    std::vector<int64_t> shape = read_ints(s, "shape");
-    int64_t infer = -1;
-    int64_t known = 1;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] == 0 && !allow_zero_) {
-        if (d >= x.shape.size()) {
-          fail(std::string("shape ") + shape_str(shape) + " copies dimension " + std::to_string(d) +
-               " (0) but the input " + shape_str(x.shape) + " has rank " + std::to_string(x.shape.size()));
-        }
-        shape[d] = x.shape[d];
-      }
-      if (shape[d] == -1) {
-        if (infer >= 0) fail(std::string("shape ") + shape_str(shape) + " has more than one -1; use at most one");
-        infer = static_cast<int64_t>(d);
-        continue;
-      }
-      if (shape[d] < 0) fail(std::string("shape ") + shape_str(shape) + " has a negative dimension other than -1");
-      known = element_count({known, shape[d]});
-    }
-    if (infer >= 0) {
-      if (known == 0 || x.size % known != 0) {
-        fail(std::string("cannot infer the -1 in shape ") + shape_str(shape) + " from input shape " +
-             shape_str(x.shape));
-      }
-      shape[infer] = x.size / known;
-    }
-    if (element_count(shape) != x.size) {
-      fail(std::string("cannot reshape ") + shape_str(x.shape) + " (" + std::to_string(x.size) + " elements) to " +
-           shape_str(shape) + "; the element counts must match");
-    }
+    const std::vector<int64_t> shape = reshape_shape(x.shape, read_ints(s, "shape"), allow_zero_);
     copy_to_output(ctx, x, shape);
   }
 
@@ -76,18 +47,7 @@ class FlattenKernel : public Kernel {
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
-    // Flatten's axis may equal the rank: [-rank, rank].
-    if (axis_ < -rank || axis_ > rank) {
-      fail(std::string("axis ") + std::to_string(axis_) + " is out of range for a rank-" + std::to_string(rank) +
-           " input; use a value in [" + std::to_string(-rank) + ", " + std::to_string(rank) + "]");
-    }
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-    int64_t outer = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    int64_t inner = 1;
-    for (int64_t d = axis; d < rank; ++d) inner *= x.shape[d];
-    copy_to_output(ctx, x, {outer, inner});
+    copy_to_output(ctx, x, flatten_shape(x.shape, axis_));
   }
 
  private:
@@ -101,25 +61,12 @@ class SqueezeKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const Tensor a = input(ctx, 1);
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
-    std::vector<bool> drop(x.shape.size(), false);
     if (a.present() && a.data != nullptr) {
-      for (int64_t axis : read_ints(a, "axes")) {
-        const int64_t d = normalize_axis(axis, rank, "axes entry");
-        if (x.shape[d] != 1) {
-          fail(std::string("cannot squeeze dimension ") + std::to_string(d) + " of shape " + shape_str(x.shape) +
-               ": its size is not 1");
-        }
-        drop[d] = true;
-      }
+      const std::vector<int64_t> axes = read_ints(a, "axes");
+      copy_to_output(ctx, x, squeeze_shape(x.shape, &axes));
     } else {
-      for (int64_t d = 0; d < rank; ++d) drop[d] = x.shape[d] == 1;
+      copy_to_output(ctx, x, squeeze_shape(x.shape, nullptr));
     }
-    std::vector<int64_t> shape;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (!drop[d]) shape.push_back(x.shape[d]);
-    }
-    copy_to_output(ctx, x, shape);
   }
 };
 
@@ -131,18 +78,7 @@ class UnsqueezeKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const Tensor a = input(ctx, 1);
     if (!a.present() || a.data == nullptr) fail("input 'axes' is required from opset 13");
-    const std::vector<int64_t> axes = read_ints(a, "axes");
-    const int64_t out_rank = static_cast<int64_t>(x.shape.size() + axes.size());
-    std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
-    for (int64_t axis : axes) {
-      const int64_t d = normalize_axis(axis, out_rank, "axes entry");
-      if (inserted[d]) fail(std::string("axes ") + shape_str(axes) + " name dimension " + std::to_string(d) + " twice");
-      inserted[d] = true;
-    }
-    std::vector<int64_t> shape;
-    size_t next = 0;
-    for (int64_t d = 0; d < out_rank; ++d) shape.push_back(inserted[d] ? 1 : x.shape[next++]);
-    copy_to_output(ctx, x, shape);
+    copy_to_output(ctx, x, unsqueeze_shape(x.shape, read_ints(a, "axes")));
   }
 };
 

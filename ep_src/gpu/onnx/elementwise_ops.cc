@@ -106,7 +106,7 @@ class BinaryKernel : public Kernel {
       fail(std::string("inputs A and B differ in type (") + type_name(a.type) + ", " + type_name(b.type) +
            "); cast one of them");
     }
-    const std::vector<int64_t> out = broadcast_shapes({&a.shape, &b.shape});
+    const std::vector<int64_t> out = broadcast_shape({a.shape, b.shape});
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&a.shape, &b.shape}));
@@ -129,7 +129,7 @@ class WhereKernel : public Kernel {
       fail(std::string("inputs X and Y differ in type (") + type_name(x.type) + ", " + type_name(y.type) + ")");
     }
     const int64_t elem = require_element_size(x, "X");
-    const std::vector<int64_t> out = broadcast_shapes({&c.shape, &x.shape, &y.shape});
+    const std::vector<int64_t> out = broadcast_shape({c.shape, x.shape, y.shape});
     Tensor z = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&c.shape, &x.shape, &y.shape}));

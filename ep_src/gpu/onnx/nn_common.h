@@ -1,6 +1,6 @@
 // Host-side helpers of the GPU device's nn kernels (pooling, reductions, Softmax, LayerNormalization, MatMul, Gemm,
-// Conv): the compute stream, kernel-status checks, attribute parsing and the sliding-window geometry shared by
-// pooling and convolution. Device code: hip_kernels/onnx_{pool,norm,linalg}.hip.
+// Conv): element-type checks and optional outputs; shapes and attributes are validated by ops/onnx_shapes.h.
+// Device code: hip_kernels/onnx_{pool,norm,linalg}.hip.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "gpu/gpu_common.h"
 #include "onnx_nn_kernels.h"
+#include "ops/onnx_shapes.h"
 #include "ort/kernel.h"
 
 namespace fp8ort {
@@ -19,27 +20,11 @@ namespace gpu_nn {
 fp8ort_dtype float_type(const Tensor& t, const char* name);
 // Requires `t` to have element type `type` (Scale, B, C beside X).
 void require_same_type(const Tensor& t, const char* name, ONNXTensorElementDataType type);
-// ONNX axis in [-rank, rank) to [0, rank).
-int64_t normalize_axis(int64_t axis, int64_t rank, const char* what);
 int64_t product(const std::vector<int64_t>& shape, size_t begin, size_t end);
 // Output `index` when the node has it and the graph uses it, else an absent Tensor.
 Tensor optional_output(OrtKernelContext* ctx, size_t index, const std::vector<int64_t>& shape);
 
-// Sliding-window attributes of Conv and the pooling ops (1-D or 2-D).
-struct WindowAttrs {
-  std::string auto_pad = "NOTSET";
-  std::vector<int64_t> kernel_shape, strides, pads, dilations;
-  bool ceil_mode = false;  // pooling only
-};
-WindowAttrs parse_window_attrs(const OrtKernelInfo* info);
-
-// One spatial axis after auto_pad and ceil_mode: output size and the pads actually applied.
-struct WindowAxis {
-  int64_t in, out, kernel, stride, dilation, pad_begin, pad_end;
-};
-// Geometry of every spatial axis of an input with `spatial` axes (1 or 2) and the given kernel extent.
-std::vector<WindowAxis> window_geometry(const WindowAttrs& a, const std::vector<int64_t>& in_spatial,
-                                        const std::vector<int64_t>& kernel, bool pooling);
+// Window attributes and geometry (WindowAttrs, window_geometry) and axis checks are ops/onnx_shapes.h's.
 
 std::unique_ptr<Kernel> create_max_pool(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_average_pool(const OrtKernelInfo* info);

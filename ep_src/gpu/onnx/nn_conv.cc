@@ -7,10 +7,10 @@ namespace {
 
 class ConvKernel : public Kernel {
  public:
-  explicit ConvKernel(const OrtKernelInfo* info) : attrs_(parse_window_attrs(info)) {
+  explicit ConvKernel(const OrtKernelInfo* info) {
     oc_ = {"Conv", node_name(info)};
+    attrs_.read(info);
     group_ = attr_int(info, "group", 1);
-    if (group_ < 1) fail("attribute group must be >= 1; got " + std::to_string(group_));
   }
 
   void compute(OrtKernelContext* ctx) override {
@@ -22,31 +22,13 @@ class ConvKernel : public Kernel {
       fail("input X has shape " + shape_str(x.shape) + "; the GPU device runs 1-D and 2-D convolutions ([N, C, W] or "
            "[N, C, H, W]); run this node on the CPU device");
     }
-    if (w.shape.size() != rank) {
-      fail("input W has shape " + shape_str(w.shape) + "; it needs rank " + std::to_string(rank) + " like X " +
-           shape_str(x.shape));
-    }
+    if (bias.present()) require_same_type(bias, "B", x.type);
+    const ConvGeometry geo = conv_geometry(attrs_, group_, x.shape, w.shape, bias.present() ? &bias.shape : nullptr);
+    const std::vector<WindowAxis>& ax = geo.axes;
+    const std::vector<int64_t>& y_shape = geo.out;
     const int64_t c = x.shape[1], m = w.shape[0];
-    if (c % group_ != 0 || m % group_ != 0 || w.shape[1] * group_ != c) {
-      fail("X has " + std::to_string(c) + " channels and W shape " + shape_str(w.shape) + " with group " +
-           std::to_string(group_) + "; W must be [M, C / group, k...] with C and M divisible by group");
-    }
-    const std::vector<int64_t> kernel(w.shape.begin() + 2, w.shape.end());
-    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
-      fail("attribute kernel_shape " + shape_str(attrs_.kernel_shape) + " does not match W's shape " + shape_str(w.shape));
-    }
-    if (bias.present()) {
-      require_same_type(bias, "B", x.type);
-      if (bias.shape.size() != 1 || bias.shape[0] != m) {
-        fail("input B has shape " + shape_str(bias.shape) + "; it must be [" + std::to_string(m) + "]");
-      }
-    }
-    const std::vector<int64_t> in_spatial(x.shape.begin() + 2, x.shape.end());
-    const std::vector<WindowAxis> ax = window_geometry(attrs_, in_spatial, kernel, false);
-    std::vector<int64_t> y_shape = {x.shape[0], m};
-    for (const WindowAxis& a : ax) y_shape.push_back(a.out);
     Tensor y = output(ctx, 0, y_shape);
-    const WindowAxis unit{1, 1, 1, 1, 1, 0, 0};
+    const WindowAxis unit{};  // a size-1 axis: 1-D runs as 2-D with a height of 1
     const WindowAxis& h = rank == 4 ? ax[0] : unit;
     const WindowAxis& wa = rank == 4 ? ax[1] : ax[0];
     fp8ort_nn_conv2d p{};

@@ -17,8 +17,7 @@ class SoftmaxKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const fp8ort_dtype type = float_type(x, "input");
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) fail("input has rank 0; Softmax needs at least one axis");
-    const size_t axis = static_cast<size_t>(normalize_axis(axis_, rank, "attribute axis"));
+    const size_t axis = static_cast<size_t>(norm_axis(axis_, rank));
     Tensor y = output(ctx, 0, x.shape);
     const int64_t outer = product(x.shape, 0, axis);
     const int64_t d = single_axis_ ? x.shape[axis] : product(x.shape, axis, x.shape.size());
@@ -49,13 +48,14 @@ class LayerNormKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const fp8ort_dtype type = float_type(x, "X");
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    if (rank == 0) fail("input X has rank 0; LayerNormalization needs at least one axis");
-    const size_t axis = static_cast<size_t>(normalize_axis(axis_, rank, "attribute axis"));
+    const size_t axis = static_cast<size_t>(norm_axis(axis_, rank));
     const int64_t rows = product(x.shape, 0, axis);
     const int64_t cols = product(x.shape, axis, x.shape.size());
     const Tensor scale = input(ctx, 1);
     if (!scale.present()) fail("input Scale is missing");
     require_same_type(scale, "Scale", x.type);
+    const std::vector<int64_t> norm_shape(x.shape.begin() + static_cast<std::ptrdiff_t>(axis), x.shape.end());
+    check_norm_param(scale.shape, norm_shape);
     if (scale.size != cols) {
       fail("input Scale has shape " + shape_str(scale.shape) + " (" + std::to_string(scale.size) + " values); it must hold " +
            std::to_string(cols) + " values, X's shape from axis " + std::to_string(axis) +
@@ -64,6 +64,7 @@ class LayerNormKernel : public Kernel {
     const Tensor bias = input(ctx, 2);
     if (bias.present()) {
       require_same_type(bias, "B", x.type);
+      check_norm_param(bias.shape, norm_shape);
       if (bias.size != cols) {
         fail("input B has shape " + shape_str(bias.shape) + "; it must hold " + std::to_string(cols) +
              " values like Scale (broadcast B is not implemented on the GPU device)");

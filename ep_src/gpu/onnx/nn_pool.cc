@@ -7,10 +7,10 @@ namespace {
 
 class PoolKernel : public Kernel {
  public:
-  PoolKernel(const OrtKernelInfo* info, bool max_pool) : max_pool_(max_pool), attrs_(parse_window_attrs(info)) {
+  PoolKernel(const OrtKernelInfo* info, bool max_pool) : max_pool_(max_pool) {
     oc_ = {max_pool ? "MaxPool" : "AveragePool", node_name(info)};
+    attrs_.read(info);
     count_include_pad_ = attr_int(info, "count_include_pad", 0) != 0;
-    if (attrs_.kernel_shape.empty()) fail("attribute kernel_shape is required");
     if (attrs_.kernel_shape.size() > 2) {
       fail(std::to_string(attrs_.kernel_shape.size()) + "-D pooling is not implemented on the GPU device (1-D and 2-D "
            "only); run this node on the CPU device");
@@ -20,13 +20,8 @@ class PoolKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const fp8ort_dtype type = float_type(x, "X");
-    const size_t spatial = attrs_.kernel_shape.size();
-    if (x.shape.size() != spatial + 2) {
-      fail("input X has shape " + shape_str(x.shape) + "; kernel_shape " + shape_str(attrs_.kernel_shape) +
-           " needs rank " + std::to_string(spatial + 2) + " [N, C, spatial...]");
-    }
-    const std::vector<int64_t> in_spatial(x.shape.begin() + 2, x.shape.end());
-    const std::vector<WindowAxis> ax = window_geometry(attrs_, in_spatial, attrs_.kernel_shape, true);
+    const std::vector<WindowAxis> ax = window_geometry(attrs_, x.shape, attrs_.kernel_shape);
+    const size_t spatial = ax.size();  // 1 or 2: the constructor refused longer kernel_shapes
     std::vector<int64_t> y_shape = {x.shape[0], x.shape[1]};
     for (const WindowAxis& a : ax) y_shape.push_back(a.out);
     if (max_pool_) {
@@ -37,7 +32,7 @@ class PoolKernel : public Kernel {
     }
     Tensor y = output(ctx, 0, y_shape);
     // 1-D pooling runs as 2-D with a height of 1.
-    const WindowAxis unit{1, 1, 1, 1, 1, 0, 0};
+    const WindowAxis unit{};  // a size-1 axis
     const WindowAxis& h = spatial == 2 ? ax[0] : unit;
     const WindowAxis& w = spatial == 2 ? ax[1] : ax[0];
     fp8ort_nn_pool2d p{};

@@ -26,18 +26,12 @@ class ReduceKernel : public Kernel {
     std::vector<int64_t> axes = axes_attr_;
     if (axes_from_input_) {
       const Tensor a = input(ctx, 1);
-      if (a.present()) {
-        if (a.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail("input axes must be int64; got " + std::string(type_name(a.type)));
-        if (a.shape.size() > 1) fail("input axes must be 1-D; got shape " + shape_str(a.shape));
-        const int64_t* v = static_cast<const int64_t*>(a.data);  // CPU memory (cpu_inputs)
-        axes.assign(v, v + a.size);
-      }
+      if (a.present()) axes = read_ints(a, "axes");  // CPU memory (cpu_inputs)
     }
     std::vector<int> reduced(static_cast<size_t>(rank), 0);
-    if (axes.empty()) {
-      if (!noop_with_empty_axes_) std::fill(reduced.begin(), reduced.end(), 1);
-    } else {
-      for (int64_t axis : axes) reduced[static_cast<size_t>(normalize_axis(axis, rank, "axis"))] = 1;
+    if (!axes.empty() || !noop_with_empty_axes_) {
+      const std::vector<bool> r = reduced_axes(axes, rank);
+      for (size_t i = 0; i < r.size(); ++i) reduced[i] = r[i] ? 1 : 0;
     }
     std::vector<int64_t> y_shape;
     for (int64_t i = 0; i < rank; ++i) {

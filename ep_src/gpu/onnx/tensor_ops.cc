@@ -17,26 +17,8 @@ class TransposeKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const int64_t elem = require_element_size(x, "data");
-    const size_t rank = x.shape.size();
-    std::vector<int64_t> perm = perm_;
-    if (perm.empty()) {
-      perm.resize(rank);
-      for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-    }
-    if (perm.size() != rank) {
-      fail("attribute perm has " + std::to_string(perm.size()) + " entries but the input has rank " + std::to_string(rank) +
-           "; give one entry per dimension");
-    }
-    std::vector<bool> seen(rank, false);
-    for (int64_t p : perm) {
-      if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p]) {
-        fail("attribute perm " + shape_str(perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
-      }
-      seen[p] = true;
-    }
-    std::vector<int64_t> out(rank);
-    for (size_t i = 0; i < rank; ++i) out[i] = x.shape[perm[i]];
-    Tensor y = output(ctx, 0, out);
+    const std::vector<int64_t> perm = transpose_perm(x.shape, perm_);
+    Tensor y = output(ctx, 0, transpose_shape(x.shape, perm));
     if (x.size == 0) return;
     void* stream = compute_stream(ctx);
 
@@ -63,34 +45,21 @@ class ConcatKernel : public Kernel {
  public:
   explicit ConcatKernel(const OrtKernelInfo* info) {
     oc_ = {"Concat", node_name(info)};
-    if (!has_attr(info, "axis")) fail("Concat '" + node_name(info) + "': attribute axis is required");
+    if (!has_attr(info, "axis")) fail("attribute 'axis' is required");
     axis_ = attr_int(info, "axis", 0);
   }
 
   void compute(OrtKernelContext* ctx) override {
     size_t n = 0;
     check(g_ort->KernelContext_GetInputCount(ctx, &n), "KernelContext_GetInputCount");
-    if (n == 0) fail("Concat needs at least one input");
     std::vector<Tensor> ins;
+    std::vector<const Tensor*> ptrs;
     for (size_t i = 0; i < n; ++i) ins.push_back(input(ctx, i));
-    const Tensor& first = ins[0];
-    const int64_t elem = require_element_size(first, "inputs");
-    const int64_t rank = static_cast<int64_t>(first.shape.size());
-    if (rank == 0) fail("Concat inputs must have rank >= 1; input 0 is a scalar");
-    const int64_t axis = normalize_axis(axis_, rank, "attribute axis");
-    std::vector<int64_t> out = first.shape;
-    out[axis] = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const Tensor& t = ins[i];
-      if (t.type != first.type) fail("input " + std::to_string(i) + " is " + type_name(t.type) + " but input 0 is " + type_name(first.type));
-      bool same = t.shape.size() == first.shape.size();
-      for (int64_t d = 0; same && d < rank; ++d) same = d == axis || t.shape[d] == first.shape[d];
-      if (!same) {
-        fail("input " + std::to_string(i) + " has shape " + shape_str(t.shape) + ", input 0 " + shape_str(first.shape) +
-             "; all inputs must match except along axis " + std::to_string(axis));
-      }
-      out[axis] += t.shape[axis];
-    }
+    for (const Tensor& t : ins) ptrs.push_back(&t);
+    int64_t axis = axis_;
+    const std::vector<int64_t> out = concat_shape(ptrs, &axis);
+    const int64_t elem = require_element_size(ins[0], "inputs");
+    const int64_t rank = static_cast<int64_t>(out.size());
     Tensor y = output(ctx, 0, out);
     const int64_t total = element_count(out);
     if (total == 0) return;
@@ -122,51 +91,17 @@ class SliceKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const int64_t elem = require_element_size(x, "data");
     const int64_t rank = static_cast<int64_t>(x.shape.size());
-    const std::vector<int64_t> starts = read_cpu_ints(input(ctx, 1), "starts");
-    const std::vector<int64_t> ends = read_cpu_ints(input(ctx, 2), "ends");
-    if (starts.size() != ends.size()) {
-      fail("inputs starts and ends have " + std::to_string(starts.size()) + " and " + std::to_string(ends.size()) +
-           " values; give one of each per sliced axis");
-    }
-    const size_t n = starts.size();
-    std::vector<int64_t> axes(n), steps(n, 1);
+    const std::vector<int64_t> starts = read_ints(input(ctx, 1), "starts");
+    const std::vector<int64_t> ends = read_ints(input(ctx, 2), "ends");
+    std::vector<int64_t> axes, steps;
     const Tensor axes_t = input(ctx, 3), steps_t = input(ctx, 4);
-    if (axes_t.present()) {
-      axes = read_cpu_ints(axes_t, "axes");
-    } else {
-      std::iota(axes.begin(), axes.end(), 0);
-    }
-    if (steps_t.present()) steps = read_cpu_ints(steps_t, "steps");
-    if (axes.size() != n || steps.size() != n) {
-      fail("inputs axes and steps must have as many values as starts (" + std::to_string(n) + ")");
-    }
-    std::vector<int64_t> start(rank, 0), step(rank, 1), out = x.shape;
-    std::vector<bool> seen(rank, false);
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t a = normalize_axis(axes[i], rank, "axis");
-      if (seen[a]) fail("axis " + std::to_string(a) + " appears twice in axes; give each axis once");
-      seen[a] = true;
-      const int64_t dim = x.shape[a], s = steps[i];
-      if (s == 0) fail("steps[" + std::to_string(i) + "] is 0; a step must be nonzero");
-      int64_t b = starts[i], e = ends[i];
-      if (b < 0) b += dim;
-      if (e < 0) e += dim;
-      int64_t len = 0;
-      if (dim == 0) {
-        b = 0;  // nothing to take; std::clamp below needs dim >= 1 for negative steps
-      } else if (s > 0) {
-        b = std::clamp<int64_t>(b, 0, dim);
-        e = std::clamp<int64_t>(e, 0, dim);
-        len = e > b ? (e - b - 1) / s + 1 : 0;
-      } else {
-        b = std::clamp<int64_t>(b, 0, dim - 1);
-        e = std::clamp<int64_t>(e, -1, dim - 1);
-        len = b > e ? (e - b + 1) / s + 1 : 0;  // ceil((b - e) / -s) without negating s
-      }
-      start[a] = b;
-      step[a] = s;
-      out[a] = len;
-    }
+    if (axes_t.present()) axes = read_ints(axes_t, "axes");
+    if (steps_t.present()) steps = read_ints(steps_t, "steps");
+    const SliceGeometry geo = slice_geometry(x.shape, starts, ends, axes_t.present() ? &axes : nullptr,
+                                             steps_t.present() ? &steps : nullptr);
+    const std::vector<int64_t>& start = geo.begin;
+    const std::vector<int64_t>& step = geo.step;
+    const std::vector<int64_t>& out = geo.out;
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const std::vector<int64_t> strides = contiguous_strides(x.shape);
@@ -183,8 +118,9 @@ class SliceKernel : public Kernel {
   }
 };
 
-// Gather with indices on the device. Out-of-range indices give zero elements (no host synchronization can report
-// them); when the indices are a constant in CPU memory they are checked on the host instead.
+// Gather. Indices that are a constant in CPU memory are checked on the host (once, their range kept from the
+// constructor) and give the shared gather_index message. Indices in device memory are not read back (that would
+// cost a host synchronization per run): an out-of-range device index gives zero elements in Y, not an error.
 class GatherKernel : public Kernel {
  public:
   explicit GatherKernel(const OrtKernelInfo* info) : axis_(attr_int(info, "axis", 0)) {
@@ -214,17 +150,13 @@ class GatherKernel : public Kernel {
       fail(std::string("input indices must be int64 or int32; got ") + type_name(idx.type));
     }
     const int64_t rank = static_cast<int64_t>(data.shape.size());
-    if (rank == 0) fail("input data must have rank >= 1; got a scalar");
-    const int64_t axis = normalize_axis(axis_, rank, "attribute axis");
+    int64_t axis = axis_;
+    const std::vector<int64_t> out = gather_shape(data.shape, idx.shape, &axis);
     const int64_t axis_dim = data.shape[axis];
-    if (checked_on_host_ && idx.size > 0 && (min_index_ < -axis_dim || max_index_ >= axis_dim)) {
-      fail("indices range over [" + std::to_string(min_index_) + ", " + std::to_string(max_index_) +
-           "] but axis " + std::to_string(axis) + " has size " + std::to_string(axis_dim) + "; valid indices are in [" +
-           std::to_string(-axis_dim) + ", " + std::to_string(axis_dim - 1) + "]");
+    if (checked_on_host_ && idx.size > 0) {
+      gather_index(min_index_, axis_dim, axis);
+      gather_index(max_index_, axis_dim, axis);
     }
-    std::vector<int64_t> out(data.shape.begin(), data.shape.begin() + axis);
-    out.insert(out.end(), idx.shape.begin(), idx.shape.end());
-    out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     int64_t outer = 1, inner = 1;
@@ -249,12 +181,7 @@ class ExpandKernel : public Kernel {
     const Tensor x = input(ctx, 0);
     const int64_t elem = require_element_size(x, "input");
     const Tensor shape_t = input(ctx, 1);
-    if (shape_t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("input shape must be int64; got ") + type_name(shape_t.type));
-    const std::vector<int64_t> shape = read_cpu_ints(shape_t, "shape");
-    for (int64_t d : shape) {
-      if (d < 0) fail("input shape " + shape_str(shape) + " has a negative dimension");
-    }
-    const std::vector<int64_t> out = broadcast_shapes({&x.shape, &shape});
+    const std::vector<int64_t> out = expand_shape(x.shape, read_ints(shape_t, "shape"));
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
     const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&x.shape}));

@@ -1,6 +1,6 @@
 // Host side of the GPU device's elementwise and data-movement ONNX kernels: the factories the table
-// (tensor_table.cc) lists, and the shape helpers they share (broadcasting, the N-d walk handed to the device,
-// axes, CPU-resident shape inputs). Device code: hip_kernels/onnx_elementwise.hip, hip_kernels/onnx_tensor.hip.
+// (tensor_table.cc) lists, and what they share on top of ops/onnx_shapes.h (element sizes, the N-d walk handed to
+// the device, the Transpose plan). Device code: hip_kernels/onnx_elementwise.hip, hip_kernels/onnx_tensor.hip.
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 
 #include "gpu/gpu_common.h"
 #include "onnx_kernels.h"
+#include "ops/onnx_shapes.h"
 #include "ort/kernel.h"
 
 namespace fp8ort {
@@ -40,15 +41,8 @@ std::unique_ptr<Kernel> create_constant_of_shape(const OrtKernelInfo* info);
 int64_t element_size(ONNXTensorElementDataType t);
 // Element size of t, or an error naming the input when it has none the kernels move.
 int64_t require_element_size(const Tensor& t, const char* name);
-// axis in [-rank, rank) (or [-rank, rank] when `inclusive`) mapped to [0, rank).
-int64_t normalize_axis(int64_t axis, int64_t rank, const char* what, bool inclusive = false);
-// A CPU-resident int64 or int32 tensor (shape-like input) as int64 values.
-std::vector<int64_t> read_cpu_ints(const Tensor& t, const char* name);
-// Product of the dims, with an error on overflow or a negative dim.
-int64_t element_count(const std::vector<int64_t>& shape);
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
-// ONNX multidirectional broadcasting of the shapes; an error names the first mismatching dimension.
-std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes);
+// Output shapes and their validation (broadcasting, axes, Reshape...) are ops/onnx_shapes.h's, shared with the CPU
+// device so that a bad input gets the same message on either.
 
 // An N-d walk of any rank on the host: coalesced to at most FP8ORT_ONNX_MAX_RANK dims before it goes to the device.
 struct Walk {

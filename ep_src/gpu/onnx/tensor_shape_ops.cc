@@ -38,91 +38,25 @@ class CopyKernel : public Kernel {
   ShapeFn fn_;
 };
 
-std::vector<int64_t> reshape_shape(const CopyKernel& k, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
-  const Tensor shape_t = input(ctx, 1);
-  if (shape_t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("input shape must be int64; got ") + type_name(shape_t.type));
-  std::vector<int64_t> out = read_cpu_ints(shape_t, "shape");
-  int infer = -1;
-  bool has_zero = false;
-  int64_t known = 1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == -1) {
-      if (infer >= 0) fail("input shape " + shape_str(out) + " has more than one -1; infer at most one dimension");
-      infer = static_cast<int>(i);
-      continue;
-    }
-    if (out[i] < -1) fail("input shape " + shape_str(out) + " has a dimension below -1");
-    if (out[i] == 0) {
-      has_zero = true;
-      if (!k.allowzero_) {
-        if (i >= in.size()) {
-          fail("input shape " + shape_str(out) + " copies dimension " + std::to_string(i) + " (0) but the input " +
-               shape_str(in) + " has rank " + std::to_string(in.size()));
-        }
-        out[i] = in[i];
-      }
-    }
-    if (out[i] != 0 && known > INT64_MAX / out[i]) fail("input shape " + shape_str(out) + " has more than 2^63 elements");
-    known *= out[i];
-  }
-  if (infer >= 0) {
-    if (k.allowzero_ && has_zero) fail("input shape " + shape_str(out) + " has both 0 and -1 with allowzero = 1, which ONNX forbids");
-    const int64_t total = element_count(in);
-    if (known == 0 || total % known != 0) {
-      fail("cannot infer the -1 in shape " + shape_str(out) + " for an input of " + std::to_string(total) + " elements " +
-           shape_str(in));
-    }
-    out[infer] = total / known;
-  }
-  return out;
+std::vector<int64_t> reshape_out(const CopyKernel& k, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
+  return reshape_shape(in, read_ints(input(ctx, 1), "shape"), k.allowzero_);
 }
 
-std::vector<int64_t> flatten_shape(const CopyKernel& k, OrtKernelContext*, const std::vector<int64_t>& in) {
-  const int64_t rank = static_cast<int64_t>(in.size());
-  const int64_t axis = normalize_axis(k.axis_, rank, "attribute axis", /*inclusive=*/true);
-  int64_t a = 1, b = 1;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? a : b) *= in[d];
-  return {a, b};
+std::vector<int64_t> flatten_out(const CopyKernel& k, OrtKernelContext*, const std::vector<int64_t>& in) {
+  return flatten_shape(in, k.axis_);
 }
 
-std::vector<int64_t> squeeze_shape(const CopyKernel&, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
-  const int64_t rank = static_cast<int64_t>(in.size());
+std::vector<int64_t> squeeze_out(const CopyKernel&, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
   const Tensor axes_t = input(ctx, 1);
-  std::vector<bool> drop(rank, false);
-  if (axes_t.present()) {
-    for (int64_t a : read_cpu_ints(axes_t, "axes")) {
-      const int64_t d = normalize_axis(a, rank, "axis");
-      if (in[d] != 1) {
-        fail("axis " + std::to_string(a) + " has size " + std::to_string(in[d]) + " in input " + shape_str(in) +
-             "; only size-1 dimensions can be squeezed");
-      }
-      drop[d] = true;
-    }
-  } else {
-    for (int64_t d = 0; d < rank; ++d) drop[d] = in[d] == 1;
-  }
-  std::vector<int64_t> out;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!drop[d]) out.push_back(in[d]);
-  }
-  return out;
+  if (!axes_t.present()) return squeeze_shape(in, nullptr);
+  const std::vector<int64_t> axes = read_ints(axes_t, "axes");
+  return squeeze_shape(in, &axes);
 }
 
-std::vector<int64_t> unsqueeze_shape(const CopyKernel&, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
+std::vector<int64_t> unsqueeze_out(const CopyKernel&, OrtKernelContext* ctx, const std::vector<int64_t>& in) {
   const Tensor axes_t = input(ctx, 1);
-  if (!axes_t.present()) fail("input axes is required from opset 13");
-  const std::vector<int64_t> axes = read_cpu_ints(axes_t, "axes");
-  const int64_t rank = static_cast<int64_t>(in.size() + axes.size());
-  std::vector<bool> inserted(rank, false);
-  for (int64_t a : axes) {
-    const int64_t d = normalize_axis(a, rank, "axis");
-    if (inserted[d]) fail("axis " + std::to_string(a) + " appears twice in axes " + shape_str(axes));
-    inserted[d] = true;
-  }
-  std::vector<int64_t> out(rank);
-  size_t next = 0;
-  for (int64_t d = 0; d < rank; ++d) out[d] = inserted[d] ? 1 : in[next++];
-  return out;
+  if (!axes_t.present()) fail("input 'axes' is required from opset 13");
+  return unsqueeze_shape(in, read_ints(axes_t, "axes"));
 }
 
 std::vector<int64_t> same_shape(const CopyKernel&, OrtKernelContext*, const std::vector<int64_t>& in) { return in; }
@@ -183,8 +117,7 @@ class ConstantOfShapeKernel : public Kernel {
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor shape_t = input(ctx, 0);
-    if (shape_t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("input must be int64; got ") + type_name(shape_t.type));
-    const std::vector<int64_t> shape = read_cpu_ints(shape_t, "input");
+    const std::vector<int64_t> shape = read_ints(shape_t, "input");
     const int64_t count = element_count(shape);
     Tensor y = output(ctx, 0, shape);
     if (y.type != type_) {
@@ -202,11 +135,11 @@ class ConstantOfShapeKernel : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> create_reshape(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Reshape", reshape_shape); }
-std::unique_ptr<Kernel> create_flatten(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Flatten", flatten_shape); }
-std::unique_ptr<Kernel> create_squeeze(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Squeeze", squeeze_shape); }
+std::unique_ptr<Kernel> create_reshape(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Reshape", reshape_out); }
+std::unique_ptr<Kernel> create_flatten(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Flatten", flatten_out); }
+std::unique_ptr<Kernel> create_squeeze(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Squeeze", squeeze_out); }
 std::unique_ptr<Kernel> create_unsqueeze(const OrtKernelInfo* info) {
-  return std::make_unique<CopyKernel>(info, "Unsqueeze", unsqueeze_shape);
+  return std::make_unique<CopyKernel>(info, "Unsqueeze", unsqueeze_out);
 }
 std::unique_ptr<Kernel> create_identity(const OrtKernelInfo* info) { return std::make_unique<CopyKernel>(info, "Identity", same_shape); }
 std::unique_ptr<Kernel> create_shape(const OrtKernelInfo* info) { return std::make_unique<ShapeKernel>(info); }

@@ -9,9 +9,6 @@
 namespace fp8ort {
 namespace gpu_onnx {
 
-
-
-
 int64_t element_size(ONNXTensorElementDataType t) {
   switch (t) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
@@ -44,73 +41,6 @@ int64_t require_element_size(const Tensor& t, const char* name) {
          ORT_NOT_IMPLEMENTED);
   }
   return s;
-}
-
-int64_t normalize_axis(int64_t axis, int64_t rank, const char* what, bool inclusive) {
-  const int64_t hi = inclusive ? rank : rank - 1;
-  if (axis < -rank || axis > hi) {
-    fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
-         "; give a value in [" + std::to_string(-rank) + ", " + std::to_string(hi) + "]");
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
-std::vector<int64_t> read_cpu_ints(const Tensor& t, const char* name) {
-  if (t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 && t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
-    fail(std::string("input ") + name + " must be int64 or int32; got " + type_name(t.type));
-  }
-  if (t.shape.size() > 1) fail(std::string("input ") + name + " must be 1-D; got shape " + shape_str(t.shape));
-  std::vector<int64_t> v(static_cast<size_t>(t.size));
-  if (t.size > 0 && t.data == nullptr) fail(std::string("input ") + name + " has no data");
-  for (int64_t i = 0; i < t.size; ++i) {
-    v[i] = t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ? static_cast<const int64_t*>(t.data)[i]
-                                                         : static_cast<const int32_t*>(t.data)[i];
-  }
-  return v;
-}
-
-int64_t element_count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) fail("shape " + shape_str(shape) + " has a negative dimension");
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
-      fail("shape " + shape_str(shape) + " has more than 2^63 elements");
-    }
-    n *= d;
-  }
-  return n;
-}
-
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size());
-  int64_t acc = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= shape[i];
-  }
-  return s;
-}
-
-std::vector<int64_t> broadcast_shapes(const std::vector<const std::vector<int64_t>*>& shapes) {
-  size_t rank = 0;
-  for (const auto* s : shapes) rank = s->size() > rank ? s->size() : rank;
-  std::vector<int64_t> out(rank, 1);
-  for (size_t d = 0; d < rank; ++d) {
-    for (const auto* s : shapes) {
-      if (d + s->size() < rank) continue;  // missing leading dim: broadcast
-      const int64_t v = (*s)[d + s->size() - rank];
-      if (v == 1) continue;
-      if (out[d] == 1) {
-        out[d] = v;
-      } else if (out[d] != v) {
-        std::string all;
-        for (const auto* t : shapes) all += (all.empty() ? "" : ", ") + shape_str(*t);
-        fail("shapes " + all + " do not broadcast (dimension " + std::to_string(d) + " of the output: " +
-             std::to_string(out[d]) + " vs " + std::to_string(v) + "); each dimension must match or be 1");
-      }
-    }
-  }
-  return out;
 }
 
 Walk broadcast_walk(const std::vector<int64_t>& out, const std::vector<const std::vector<int64_t>*>& inputs) {

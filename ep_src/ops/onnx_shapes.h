@@ -1,0 +1,108 @@
+// Output shapes and shape/attribute validation of the standard ONNX ops, shared by the CPU device's kernels
+// (cpu/onnx/) and the GPU device's host code (gpu/onnx/): one check, one message, whatever device runs the node.
+// Every function throws OpError through fail() naming the problem and the fix; the kernel's guarded() wrapper adds
+// "<Op> '<node>': " in front. Device-specific limits (ranks a GPU kernel does not implement, element types) stay
+// with the device.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ort/ort_api.h"
+
+namespace fp8ort {
+
+using Shape = std::vector<int64_t>;
+
+// ONNX axis in [-rank, rank) -> [0, rank).
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
+// Number of elements; fails on a negative dimension or an int64 overflow.
+int64_t element_count(const Shape& shape);
+// Row-major element strides of a contiguous tensor.
+Shape contiguous_strides(const Shape& shape);
+// Values of an int64/int32 tensor in CPU memory (shapes, axes, starts, indices read on the host); one_d: the
+// tensor must be 1-D or a scalar (shape-like inputs).
+std::vector<int64_t> read_ints(const Tensor& t, const char* name, bool one_d = true);
+
+// Multidirectional (NumPy) broadcasting of several shapes.
+Shape broadcast_shape(const std::vector<Shape>& shapes);
+// Element strides of `in` seen through `out`'s shape (0 on broadcast dimensions); in is right-aligned.
+Shape broadcast_strides(const Shape& in, const Shape& out);
+
+// Reshape: `shape` with 0 (copy the input's dimension unless allow_zero) and at most one -1.
+Shape reshape_shape(const Shape& in, const Shape& shape, bool allow_zero);
+// Flatten: [prod(in[:axis]), prod(in[axis:])], axis in [-rank, rank].
+Shape flatten_shape(const Shape& in, int64_t axis);
+// Squeeze: drops the listed size-1 axes, or every size-1 axis when `axes` is null.
+Shape squeeze_shape(const Shape& in, const std::vector<int64_t>* axes);
+// Unsqueeze: inserts size-1 axes at `axes` (positions in the output).
+Shape unsqueeze_shape(const Shape& in, const std::vector<int64_t>& axes);
+// Concat: inputs equal outside `axis`, of one element type; `axis` is normalized in place.
+Shape concat_shape(const std::vector<const Tensor*>& inputs, int64_t* axis);
+// Expand: `in` broadcast with the target shape (dimensions >= 0).
+Shape expand_shape(const Shape& in, const Shape& target);
+// Transpose: the validated permutation (reversed axes when `perm` is empty).
+std::vector<int64_t> transpose_perm(const Shape& in, const std::vector<int64_t>& perm);
+Shape transpose_shape(const Shape& in, const std::vector<int64_t>& perm);  // perm from transpose_perm
+
+// Slice (opset 13): per input axis the first element, the step and the output size (starts/ends clamped per ONNX).
+struct SliceGeometry {
+  std::vector<int64_t> begin, step;
+  Shape out;
+};
+// axes and steps may be null (all leading axes, steps of 1).
+SliceGeometry slice_geometry(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                             const std::vector<int64_t>* axes, const std::vector<int64_t>* steps);
+
+// Gather: data.shape[:axis] + indices.shape + data.shape[axis+1:]; `axis` is normalized in place.
+Shape gather_shape(const Shape& data, const Shape& indices, int64_t* axis);
+// An index of a Gather along an axis of size n, in [-n, n); returns it in [0, n).
+int64_t gather_index(int64_t index, int64_t n, int64_t axis);
+
+// MatMul with NumPy rules: 1-D A is [1, K], 1-D B is [K, 1] (the added axis is dropped from Y); batch axes
+// broadcast.
+struct MatMulShape {
+  int64_t m = 1, k = 1, n = 1;
+  Shape a_batch, b_batch, batch;  // the batch axes of A and B (1-D operands promoted) and their broadcast
+  Shape out;
+};
+MatMulShape matmul_shape(const Shape& a, const Shape& b);
+
+// Gemm: 2-D A and B (after transA/transB) agree on K; C (null when absent) broadcasts to [M, N].
+struct GemmShape {
+  int64_t m = 0, k = 0, n = 0;
+};
+GemmShape gemm_shape(const Shape& a, const Shape& b, const Shape* c, bool trans_a, bool trans_b);
+
+// Sliding-window attributes of Conv and the pools (ceil_mode is 0 for Conv, which has no such attribute).
+struct WindowAttrs {
+  std::vector<int64_t> kernel_shape, strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  bool ceil_mode = false;
+  void read(const OrtKernelInfo* info);
+};
+// One spatial axis after auto_pad and ceil_mode: output size and the pads actually applied.
+struct WindowAxis {
+  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+};
+constexpr int64_t kMaxWindowSpatial = 3;
+// Validates the attributes against x_shape ([N, C, D1...], 1 to 3 spatial dimensions) and a window of size
+// `kernel` (kernel_shape, or W's spatial shape for Conv), and gives each spatial axis's geometry.
+std::vector<WindowAxis> window_geometry(const WindowAttrs& a, const Shape& x_shape, const Shape& kernel);
+
+// Conv: X [N, C, D...], W [M, C/group, k...], B [M]; the window geometry and Y's shape.
+struct ConvGeometry {
+  std::vector<WindowAxis> axes;
+  Shape out;
+};
+ConvGeometry conv_geometry(const WindowAttrs& a, int64_t group, const Shape& x, const Shape& w, const Shape* b);
+
+// Softmax/LogSoftmax/LayerNormalization axis: the input needs rank >= 1.
+int64_t norm_axis(int64_t axis, int64_t rank);
+// LayerNormalization's Scale or B must broadcast to the normalized shape x.shape[axis:].
+void check_norm_param(const Shape& param, const Shape& norm_shape);
+// Reduce*: which axes are reduced (every axis when `axes` is empty).
+std::vector<bool> reduced_axes(const std::vector<int64_t>& axes, int64_t rank);
+
+}  // namespace fp8ort
