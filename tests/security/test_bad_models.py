@@ -82,8 +82,10 @@ def test_bad_op_input(name, route, corpus):
 def test_child_harness_reports_a_crash(tmp_path):
     """The harness itself: a child that dies with a signal is named as the case it died in (the test can fail)."""
     script = tmp_path / "crash.py"
-    script.write_text('import json, os, signal\nprint(json.dumps({"begin": "boom"}), flush=True)\n'
-                      "os.kill(os.getpid(), signal.SIGSEGV)\n")
+    script.write_text(
+        'import json, os, signal\nprint(json.dumps({"begin": "boom"}), flush=True)\n'
+        "os.kill(os.getpid(), signal.SIGSEGV)\n"
+    )
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == -11 and '"begin": "boom"' in proc.stdout
 
@@ -162,7 +164,7 @@ def test_quantizer_graph_input_with_huge_dim(resnetish):
 @pytest.mark.xfail(
     strict=True,
     reason="the quantizer does not check the graph before calibrating: onnxruntime's InvalidArgument ('Node input "
-    "no_such_weight is not a graph input...') escapes instead of a QuantizeError (fix in quantization/, not owned here)",
+    "no_such_weight is not a graph input...') escapes instead of a QuantizeError (fix belongs in quantization/)",
 )
 def test_quantizer_node_with_missing_input(resnetish):
     """A node reading a value nothing produces: refused with a QuantizeError naming the value."""
