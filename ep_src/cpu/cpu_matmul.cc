@@ -30,6 +30,7 @@ class CpuMatMul final : public Kernel {
     if (a.shape.empty()) fail("input A must have rank >= 1; got a scalar");
     const int64_t k = a.shape.back();
     const int64_t n = packed.rows;
+    if (k < 1) fail("input A has K=0 (last dimension of " + shape_str(a.shape) + "); FP8MatMul needs K >= 1");
     if (k != packed.k) {
       fail("input A has K=" + std::to_string(k) + " (last dimension of " + shape_str(a.shape) + ") but B " +
            shape_str(b.shape) + (trans_b_ ? " (transB=1)" : "") + " needs K=" + std::to_string(packed.k));

@@ -19,6 +19,9 @@ constexpr float kHardSwishBeta = 0.5f;
 constexpr double kSqrt2 = 1.4142135623730951;           // sqrt(2) rounded to double, as math.sqrt(2.0)
 constexpr double kPi = 3.141592653589793;               // math.pi
 constexpr double kGeluTanhCoeff = 0.044715;
+// Largest pad or dilation FP8Conv accepts: far beyond any real model, small enough that the padded extent and the
+// dilated kernel are computed without int64 overflow.
+constexpr int64_t kMaxPadOrDilation = (int64_t{1} << 31) - 1;
 
 struct ActivationInfo {
   const char* name;
@@ -388,6 +391,14 @@ ConvAttrs parse_conv_attrs(const OrtKernelInfo* info) {
   if (a.pads.size() != 4) fail("attribute pads must have 4 values [top, left, bottom, right]; got " + shape_str(a.pads));
   for (int64_t p : a.pads) {
     if (p < 0) fail("attribute pads must be >= 0; got " + shape_str(a.pads));
+    if (p > kMaxPadOrDilation) {
+      fail("attribute pads must be <= " + std::to_string(kMaxPadOrDilation) + "; got " + shape_str(a.pads));
+    }
+  }
+  for (int64_t d : a.dilations) {
+    if (d > kMaxPadOrDilation) {
+      fail("attribute dilations must be <= " + std::to_string(kMaxPadOrDilation) + "; got " + shape_str(a.dilations));
+    }
   }
   if (a.group < 1) fail("attribute group must be >= 1; got " + std::to_string(a.group));
   if (!a.kernel_shape.empty() && a.kernel_shape.size() != 2) {
@@ -417,11 +428,21 @@ ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& xs, const s
     fail("X has " + std::to_string(s.c) + " channels but W " + shape_str(ws) + " with group=" +
          std::to_string(a.group) + " expects " + std::to_string(ws[1] * a.group));
   }
+  if (ws[1] < 1 || s.kh < 1 || s.kw < 1) {
+    fail("input W " + shape_str(ws) + " has a zero-size dimension; FP8Conv needs at least one input channel per group "
+         "and a kernel of at least 1x1");
+  }
   if (!a.kernel_shape.empty() && (a.kernel_shape[0] != s.kh || a.kernel_shape[1] != s.kw)) {
     fail("attribute kernel_shape " + shape_str(a.kernel_shape) + " does not match W " + shape_str(ws));
   }
-  const int64_t eff_h = a.dilations[0] * (s.kh - 1) + 1;
-  const int64_t eff_w = a.dilations[1] * (s.kw - 1) + 1;
+  int64_t eff_h = 0, eff_w = 0;  // the dilated kernel; pads and dilations are < 2^31, so only this can overflow
+  if (__builtin_mul_overflow(a.dilations[0], s.kh - 1, &eff_h) ||
+      __builtin_mul_overflow(a.dilations[1], s.kw - 1, &eff_w)) {
+    fail("the dilated kernel of W " + shape_str(ws) + " with dilations " + shape_str(a.dilations) +
+         " overflows int64; check the dilations");
+  }
+  eff_h += 1;
+  eff_w += 1;
   const int64_t ph = s.h + a.pads[0] + a.pads[2];
   const int64_t pw = s.w + a.pads[1] + a.pads[3];
   if (ph < eff_h || pw < eff_w) {
@@ -431,6 +452,13 @@ ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& xs, const s
   s.oh = (ph - eff_h) / a.strides[0] + 1;
   s.ow = (pw - eff_w) / a.strides[1] + 1;
   s.y_shape = a.nhwc ? std::vector<int64_t>{s.n, s.oh, s.ow, s.m} : std::vector<int64_t>{s.n, s.m, s.oh, s.ow};
+  int64_t elements = 1;
+  for (int64_t d : s.y_shape) {
+    if (__builtin_mul_overflow(elements, d, &elements)) {
+      fail("the output shape " + shape_str(s.y_shape) + " has more elements than int64 can count; check pads, "
+           "strides and dilations");
+    }
+  }
   return s;
 }
 

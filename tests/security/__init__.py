@@ -1,0 +1,1 @@
+"""Bad-input corpus and property tests (issue 14)."""
