@@ -376,6 +376,9 @@ class GpuMatMul final : public Kernel {
     if (a.shape.empty()) fail("input A must have rank >= 1; got a scalar");
     const int64_t k = trans_b_ ? b.shape[1] : b.shape[0];
     const int64_t n = trans_b_ ? b.shape[0] : b.shape[1];
+    if (a.shape.back() < 1) {  // as the CPU kernel says it
+      fail("input A has K=0 (last dimension of " + shape_str(a.shape) + "); FP8MatMul needs K >= 1");
+    }
     if (a.shape.back() != k) {
       fail("input A has K=" + std::to_string(a.shape.back()) + " but B " + shape_str(b.shape) + " needs K=" +
            std::to_string(k));
