@@ -152,6 +152,7 @@ class Plan:
         self.float_reason: dict[str, str] = {g.name: g.reason for g in self.groups if not g.quantized}
         self.sensitivity: dict[str, float] = {}
         self.kept_for_target: list[str] = []
+        self.search_estimate_db: float | None = None  # the search's SQNR estimate of its final choice
         self.float_residuals: frozenset[str] = frozenset()  # groups whose residual input Z stays float (target)
         self.amax: dict[str, float] = {}
         self.x_mean: dict[str, np.ndarray] = {}  # per-channel mean of each group's input (bias correction)

@@ -278,6 +278,44 @@ class QdqEmitter(_Emitter):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.qdq: dict[int, ir.Value] = {}
+        self.switches_of: dict[str, ir.Value] = {}  # group name -> its switch input
+        self._z_switch: dict[str, ir.Value] = {}  # residual value name -> its combined switch
+
+    def z_groups(self, z: ir.Value) -> list[str]:
+        """The groups whose FP8 state decides whether the residual input ``z`` is FP8 in a real build: its producer
+        and every group reading it (``rules.fp8_outputs`` keeps a group output FP8 only when all of these are FP8)."""
+        names = [g.name for g in self.groups if g.quantized and g.output is z]
+        for g in self.groups:
+            if not g.quantized:
+                continue
+            reads_x = g.x is z
+            reads_z = g.residual is not None and g.z is z
+            if (reads_x or reads_z) and g.name not in names:
+                names.append(g.name)
+        return names
+
+    def z_switch(self, z: ir.Value) -> ir.Value:
+        """The product of the switches of ``z_groups(z)``: 1 exactly when the real build quantizes ``z``."""
+        if z.name not in self._z_switch:
+            sws = [self.switches_of[n] if n in self.switches_of else self.switch_by_name(n) for n in self.z_groups(z)]
+            out = sws[0]
+            for i, s in enumerate(sws[1:]):
+                prod = ir.Value(name=f"{z.name}.z_switch{i}", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([]))
+                # it reads graph inputs only: first in the graph, so any later reader of z (in any order) sees it
+                self.graph.insert_before(
+                    next(iter(self.graph)), ir.Node("", "Mul", [out, s], outputs=[prod], name=f"{prod.name}.Mul")
+                )
+                out = prod
+            self._z_switch[z.name] = out
+        return self._z_switch[z.name]
+
+    def switch_by_name(self, name: str) -> ir.Value:
+        """The switch input of group ``name`` (created on first use, before that group is emitted)."""
+        if name not in self.switches_of:
+            v = ir.Value(name=f"{name}.fp8_switch", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([]))
+            self.graph.inputs.append(v)
+            self.switches_of[name] = v
+        return self.switches_of[name]
 
     def quant_dequant(self, v: ir.Value, before: ir.Node) -> ir.Value:
         """``DequantizeLinear(QuantizeLinear(v))`` with v's activation scale (one pair per value)."""
@@ -304,9 +342,7 @@ class QdqEmitter(_Emitter):
         return dq
 
     def switch(self, g: Group) -> ir.Value:
-        v = ir.Value(name=f"{g.name}.fp8_switch", type=ir.TensorType(ir.DataType.FLOAT), shape=ir.Shape([]))
-        self.graph.inputs.append(v)
-        return v
+        return self.switch_by_name(g.name)
 
     def blend(self, f: ir.Value, q: ir.Value, s: ir.Value, before: ir.Node) -> ir.Value:
         """``f + s * (q - f)`` inserted before ``before``."""
@@ -377,7 +413,9 @@ class QdqEmitter(_Emitter):
             add, idx = g.residual
             z = self.quant_dequant(g.z, add)
             if sw is not None:
-                z = self.blend(g.z, z, sw, add)
+                # not this group's switch alone: a real build has Z in FP8 only while its producer and all its
+                # readers are FP8 (rules.fp8_outputs), so the switch model must not quantize it otherwise
+                z = self.blend(g.z, z, self.z_switch(g.z), add)
             add.replace_input_with(idx, z)
 
 

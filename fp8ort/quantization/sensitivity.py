@@ -39,6 +39,7 @@ RANKING_SAMPLES = 8  # samples on which each layer's noise alone is measured (a 
 SEARCH_BATCH = 8  # samples per search batch: the target must hold on every batch, not only on their pool
 MAX_FINAL_CHECKS = 4
 SEARCH_MARGIN_DB = 0.05
+ESTIMATE_TOLERANCE_DB = 0.1  # switch model vs real build: equal up to float32 rounding
 
 
 def scored_outputs(plan: Plan) -> list[str]:
@@ -176,6 +177,13 @@ def search_float_layers(plan: Plan) -> None:
             break
         keep.append(rest.pop(0))
     plan.kept_for_target = [c for c in cands if c in keep]
+    # the switch model's own estimate of the final choice: it must be what the real build gives (same samples)
+    plan.search_estimate_db = _db(ev.ratio(all_fp8 - set(keep)))
+    if abs(plan.search_estimate_db - _db(final)) > ESTIMATE_TOLERANCE_DB:
+        plan.notes.append(
+            f"internal inconsistency: the sensitivity model estimates {plan.search_estimate_db:.2f} dB for the final "
+            f"choice, its real build gives {_db(final):.2f} dB; please report it with the model"
+        )
     kept_macs = sum(macs[c] for c in keep)
     total = sum(macs[c] for c in cands)
     plan.notes.append(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import onnx_ir as ir
 import qmodels
 from conftest import run_float
 
 import fp8ort.quantization as fq
+from fp8ort.numerics import sqnr_db
 from fp8ort.quantization import model_io as mio
+from fp8ort.quantization import sensitivity as sens
 from fp8ort.quantization.api import Plan
 
 
@@ -69,3 +73,47 @@ def test_target_prefers_cheap_sensitive_layers(resnetish):
     kept = [noise[n] for n in rep.kept_in_float]
     fp8 = [noise[n.name] for n in rep.nodes if n.status == "fp8" and n.name in noise]
     assert not fp8 or max(fp8) <= max(kept)
+
+
+def _worst_db(plan: Plan, model: ir.Model) -> float:
+    """Worst-batch output SQNR of ``model`` against the float model on the search's own samples."""
+    outs = sens.scored_outputs(plan)
+    qs = mio.Session(mio.with_outputs(model, outs))
+    fs = mio.Session(mio.with_outputs(plan.float_model, outs))
+    worst = np.inf
+    for feed in sens._spread_feeds(plan, sens.SEARCH_SAMPLES):
+        ref, got = fs.run(feed, outs), qs.run(feed, outs)
+        for o in outs:
+            worst = min(worst, sqnr_db(ref[o], got[o]))
+    return float(worst)
+
+
+def test_switch_model_matches_every_mixed_build():
+    """Every on/off choice of the switch model equals the real QDQ build of that choice, also where a residual
+    input's producer or one of its readers stays float (the real build then keeps Z high precision)."""
+    model = qmodels.bottleneck()
+    calib = qmodels.calib(model, 16)
+    plan = _plan(model, calib)
+    names = [g.name for g in plan.groups]
+    assert any(g.residual is not None for g in plan.groups)
+    sess = mio.Session(plan.build("qdq", keep_float=set(), switches=True))
+    out = plan.float_model.graph.outputs[0].name
+    for on in itertools.chain.from_iterable(itertools.combinations(names, k) for k in range(len(names) + 1)):
+        sw = {f"{n}.fp8_switch": np.array(1.0 if n in on else 0.0, np.float32) for n in names}
+        got = sess.run({**calib, **sw}, [out])[out]
+        real = mio.Session(plan.build("qdq", keep_float=set(names) - set(on))).run(calib, [out])[out]
+        np.testing.assert_allclose(got, real, rtol=1e-5, atol=1e-5, err_msg=f"FP8 layers {on}")
+
+
+def test_search_estimate_is_the_returned_model():
+    """The search's own SQNR estimate of its final choice is the SQNR of the model it builds, on the same samples."""
+    model = qmodels.bottleneck()
+    calib = qmodels.calib(model, 32)
+    base = _plan(model, calib)
+    all_fp8 = _worst_db(base, base.build("qdq", keep_float=set()))
+    plan = _plan(model, calib, accuracy_target_db=all_fp8 + 1.0)
+    sens.search_float_layers(plan)
+    assert plan.kept_for_target and plan.search_estimate_db is not None
+    got = _worst_db(plan, plan.build("qdq", final=True))
+    assert abs(plan.search_estimate_db - got) < 0.1, (plan.search_estimate_db, got, plan.kept_for_target)
+    assert not any("inconsistency" in n for n in plan.notes), plan.notes
