@@ -156,7 +156,6 @@ class Plan:
         self.float_residuals: frozenset[str] = frozenset()  # groups whose residual input Z stays float (target)
         self.amax: dict[str, float] = {}
         self.x_mean: dict[str, np.ndarray] = {}  # per-channel mean of each group's input (bias correction)
-        self.xq_mean: dict[str, np.ndarray] = {}  # the same after FP8 rounding of the input
         self.feeds: list[cal.Feed] = []
         self.float_cache: list[dict[str, Any]] = []
         self.skipped_macs: dict[str, int | None] = {}
@@ -224,26 +223,6 @@ class Plan:
             )
         self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile) for n in names}
         self.x_mean = {n: sums[n] / max(counts[n], 1) for n in sums}
-        if cfg.bias_correction and self.x_mean:
-            self.xq_mean = self._quantized_means(sess, list(self.x_mean), x_axis)
-
-    def _quantized_means(self, sess: mio.Session, names: list[str], x_axis: dict[str, int]) -> dict[str, np.ndarray]:
-        """Per-channel mean of each layer input after FP8 rounding with its activation scale (a second pass over
-        the calibration data: the scales are known only after the first)."""
-        fmt = self.config.fp8
-        scales = {n: nx.compute_scale(np.float32(self.amax.get(n, 0.0)), fmt) for n in names}
-        sums: dict[str, np.ndarray] = {}
-        counts: dict[str, int] = {}
-
-        def add(name: str, a: np.ndarray) -> None:
-            q = nx.dequantize(nx.quantize(np.asarray(a, np.float32), scales[name], fmt), scales[name])
-            q = np.moveaxis(np.asarray(q, dtype=np.float64), x_axis[name], -1)
-            q = q.reshape(-1, q.shape[-1]) if q.ndim else q.reshape(1, 1)
-            sums[name] = sums.get(name, 0.0) + q.sum(axis=0)
-            counts[name] = counts.get(name, 0) + q.shape[0]
-
-        cal.run_collect(sess, self.feeds, names, add, "bias correction", self.progress)
-        return {n: sums[n] / max(counts[n], 1) for n in sums}
 
     def _anchor_value_names(self) -> list[str]:
         """Inputs and outputs of every Conv/Gemm/MatMul: their measured shapes give the MACs."""
@@ -300,7 +279,7 @@ class Plan:
             if g.name in keep:
                 g.quantized = False
             elif self.config.bias_correction and g.x.name in self.x_mean:
-                correct_bias(g, self.config.fp8, self.x_mean[g.x.name], self.xq_mean.get(g.x.name))
+                correct_bias(g, self.config.fp8, self.x_mean[g.x.name])
         emit(model, groups, self.amax, self.config, fmt, switches, self.float_residuals)
         self.fp8_weights.update({g.name: g.fp8_weight for g in groups if g.fp8_weight is not None})
         if final:

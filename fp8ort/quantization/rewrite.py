@@ -44,40 +44,31 @@ def quantized_weight(g: Group, fmt: nx.FP8Format) -> tuple[np.ndarray, np.ndarra
     return g.fp8_weight
 
 
-def correct_bias(g: Group, fmt: nx.FP8Format, x_mean: np.ndarray, xq_mean: np.ndarray | None = None) -> None:
-    """Bias correction: subtract the mean output shift ``Wq @ E[Q(x)] - W @ E[x]`` that FP8 rounding causes.
+def correct_bias(g: Group, fmt: nx.FP8Format, x_mean: np.ndarray) -> None:
+    """Bias correction: subtract the mean output shift ``(Wq - W) @ E[x]`` that FP8 weight rounding causes.
 
     ``x_mean`` is the per-channel mean of the layer's input over the calibration data (channel axis 1 for Conv,
-    the last axis for Gemm/MatMul), ``xq_mean`` that of its FP8-rounded input (``Q(x)`` with the layer's activation
-    scale; None: taken as ``x_mean``, which corrects weight rounding only). FP8 rounding errors of a channel's
-    weights do not cancel when its inputs have a large mean (post-ReLU6 activations, depthwise filters), and the
-    rounding of a skewed input distribution shifts its mean; this removes both systematic parts. MatMul groups
-    without a bias Add are left alone (the QDQ form would need a new Add).
+    the last axis for Gemm/MatMul). FP8 rounding errors of a channel's weights do not cancel when its inputs have a
+    large mean (post-ReLU6 activations, depthwise filters); this removes that systematic part. MatMul groups without
+    a bias Add are left alone (the QDQ form would need a new Add).
     """
     if g.kind == "MatMul" and g.bias is None:
         return
     wq, ws = quantized_weight(g, fmt)
-    w_deq = nx.dequantize(wq, ws.reshape(_channel_shape(g))).astype(np.float64)
+    dw = nx.dequantize(wq, ws.reshape(_channel_shape(g))).astype(np.float64) - g.weight
     mu = np.asarray(x_mean, dtype=np.float64).reshape(-1)
-    mu_q = mu if xq_mean is None else np.asarray(xq_mean, dtype=np.float64).reshape(-1)
-    if mu_q.size != mu.size:
-        return
-    w = g.weight.astype(np.float64)
     if g.kind == "Conv":
         groups = int(g.conv.group)
-        m, c_per_group = w.shape[:2]
+        m, c_per_group = dw.shape[:2]
         if mu.size != groups * c_per_group:
             return
-
-        def per_out(v: np.ndarray) -> np.ndarray:
-            return np.repeat(v.reshape(groups, c_per_group), m // groups, axis=0)  # [M, C/group]
-
-        delta = np.sum(w_deq.sum(axis=(2, 3)) * per_out(mu_q) - w.sum(axis=(2, 3)) * per_out(mu), axis=1)
+        mu_out = np.repeat(mu.reshape(groups, c_per_group), m // groups, axis=0)  # [M, C/group]
+        delta = np.sum(dw.sum(axis=(2, 3)) * mu_out, axis=1)
     else:
-        wk, wqk = (w.T, w_deq.T) if g.trans_b else (w, w_deq)  # [K, N]
-        if mu.size != wk.shape[0]:
+        w = dw.T if g.trans_b else dw  # [K, N]
+        if mu.size != w.shape[0]:
             return
-        delta = mu_q @ wqk - mu @ wk
+        delta = mu @ w
     if not np.all(np.isfinite(delta)):
         return
     g.float_bias = g.bias
