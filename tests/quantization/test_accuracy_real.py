@@ -41,7 +41,8 @@ def test_ctc_decode_merges_repeats_and_drops_blanks() -> None:
 
 @pytest.mark.xfail(
     reason="not met yet (2026-12-03): at 15 dB 87.5% of held-out lines match; at 20 dB 98% match but "
-    "only 56% of MACs stay FP8 (switch model vs real build gap, bench/results/accuracy.md)",
+    "only ~50% of MACs stay FP8: the switch model equals the real build (2026-12-03, acc2), but layer noise is "
+    "strongly non-additive, so the ranking search keeps too many MACs float (bench/results/accuracy.md)",
     strict=False,
 )
 def test_recognizer_target_holds_on_held_out_lines() -> None:
