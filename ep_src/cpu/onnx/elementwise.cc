@@ -18,6 +18,25 @@ constexpr float kHardSigmoidAlpha = 0.2f;
 constexpr float kHardSigmoidBeta = 0.5f;
 constexpr int64_t kParallelChunk = 1 << 14;
 
+// y = fn(x) elementwise in float32 (float16 through FloatIn/FloatOut), in chunks on ORT's thread pool;
+// fn(x, y, count) handles one chunk.
+template <class Fn>
+void map_chunks(OrtKernelContext* ctx, const Tensor& x, Tensor& y, Fn fn) {
+  if (x.size == 0) return;
+  FloatIn xin(x);
+  FloatOut yout(y);
+  const float* xp = xin.data();
+  float* yp = yout.data();
+  const int64_t n = x.size;
+  const int64_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
+  auto task = [&](size_t c) {
+    const int64_t i0 = static_cast<int64_t>(c) * kParallelChunk;
+    fn(xp + i0, yp + i0, std::min(kParallelChunk, n - i0));
+  };
+  parallel_for(ctx, static_cast<size_t>(chunks), task);
+  yout.finish();
+}
+
 enum class Unary { kRelu, kSigmoid, kHardSigmoid, kHardSwish, kErf, kTanh, kSqrt, kGelu, kGeluTanh };
 
 class UnaryKernel : public Kernel {
@@ -39,19 +58,7 @@ class UnaryKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     Tensor y = output(ctx, 0, x.shape);
-    if (x.size == 0) return;
-    FloatIn xin(x);
-    FloatOut yout(y);
-    const float* xp = xin.data();
-    float* yp = yout.data();
-    const int64_t n = x.size;
-    const int64_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
-    auto task = [&](size_t c) {
-      const int64_t i0 = static_cast<int64_t>(c) * kParallelChunk;
-      apply(xp + i0, yp + i0, std::min(kParallelChunk, n - i0));
-    };
-    parallel_for(ctx, static_cast<size_t>(chunks), task);
-    yout.finish();
+    map_chunks(ctx, x, y, [this](const float* xp, float* yp, int64_t n) { apply(xp, yp, n); });
   }
 
  private:
@@ -241,20 +248,9 @@ class ClipKernel : public Kernel {
     read_bound(input(ctx, 1), x.type, "min", &lo);
     read_bound(input(ctx, 2), x.type, "max", &hi);
     Tensor y = output(ctx, 0, x.shape);
-    if (x.size == 0) return;
-    FloatIn xin(x);
-    FloatOut yout(y);
-    const float* xp = xin.data();
-    float* yp = yout.data();
-    const int64_t n = x.size;
-    const int64_t chunks = (n + kParallelChunk - 1) / kParallelChunk;
-    auto task = [&](size_t c) {
-      const int64_t i0 = static_cast<int64_t>(c) * kParallelChunk;
-      const int64_t i1 = std::min(n, i0 + kParallelChunk);
-      for (int64_t i = i0; i < i1; ++i) yp[i] = std::isnan(xp[i]) ? xp[i] : std::fmin(hi, std::fmax(lo, xp[i]));
-    };
-    parallel_for(ctx, static_cast<size_t>(chunks), task);
-    yout.finish();
+    map_chunks(ctx, x, y, [lo, hi](const float* xp, float* yp, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) yp[i] = std::isnan(xp[i]) ? xp[i] : std::fmin(hi, std::fmax(lo, xp[i]));
+    });
   }
 
  private:
