@@ -1,6 +1,7 @@
 #include "ops/onnx_shapes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace fp8ort {
@@ -290,6 +291,96 @@ int64_t gather_index(int64_t index, int64_t n, int64_t axis) {
          std::to_string(n) + "; indices must lie in [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
   }
   return index < 0 ? index + n : index;
+}
+
+Shape gather_elements_shape(const Shape& data, const Shape& indices, int64_t* axis) {
+  const int64_t rank = static_cast<int64_t>(data.size());
+  if (rank == 0) fail("data must have rank >= 1; got a scalar");
+  if (static_cast<int64_t>(indices.size()) != rank) {
+    fail("indices " + shape_str(indices) + " must have the rank of data " + shape_str(data));
+  }
+  *axis = normalize_axis(*axis, rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != *axis && indices[d] > data[d]) {
+      fail("indices " + shape_str(indices) + " exceed data " + shape_str(data) + " in dimension " + std::to_string(d) +
+           "; outside the gather axis indices may not be larger than data");
+    }
+  }
+  element_count(indices);
+  return indices;
+}
+
+GatherNdGeometry gather_nd_geometry(const Shape& data, const Shape& indices, int64_t batch_dims) {
+  const int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.size());
+  if (r < 1 || q < 1) fail("data " + shape_str(data) + " and indices " + shape_str(indices) + " need rank >= 1");
+  if (batch_dims < 0 || batch_dims >= std::min(r, q)) {
+    fail("batch_dims " + std::to_string(batch_dims) + " must lie in [0, min(rank(data), rank(indices)))");
+  }
+  GatherNdGeometry g;
+  g.k = indices.back();
+  if (g.k < 1 || g.k > r - batch_dims) {
+    fail("the last dimension of indices " + shape_str(indices) + " must lie in [1, " + std::to_string(r - batch_dims) +
+         "] (rank of data minus batch_dims)");
+  }
+  for (int64_t d = 0; d < batch_dims; ++d) {
+    if (data[d] != indices[d]) {
+      fail("data " + shape_str(data) + " and indices " + shape_str(indices) + " differ in batch dimension " +
+           std::to_string(d));
+    }
+    g.batch *= data[d];
+    g.out.push_back(data[d]);
+  }
+  for (int64_t d = batch_dims; d < q - 1; ++d) {
+    g.rows *= indices[d];
+    g.out.push_back(indices[d]);
+  }
+  g.index_dims.assign(data.begin() + batch_dims, data.begin() + batch_dims + g.k);
+  for (int64_t d = batch_dims + g.k; d < r; ++d) {
+    g.slice *= data[d];
+    g.out.push_back(data[d]);
+  }
+  g.batch_stride = element_count(Shape(data.begin() + batch_dims, data.end()));
+  element_count(g.out);
+  return g;
+}
+
+namespace {
+
+double range_scalar(const Tensor& t, const char* name, ONNXTensorElementDataType type, int64_t* as_int) {
+  if (t.type != type) fail(std::string("input '") + name + "' has type " + type_name(t.type) + "; start, limit and delta need one type");
+  if (t.size != 1 || t.shape.size() > 1) fail(std::string("input '") + name + "' must be a scalar, got shape " + shape_str(t.shape));
+  if (t.data == nullptr) fail(std::string("input '") + name + "' has no data in CPU memory");
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return *static_cast<const float*>(t.data);
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: *as_int = *static_cast<const int32_t*>(t.data); break;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: *as_int = *static_cast<const int64_t*>(t.data); break;
+    default: fail(std::string("type ") + type_name(type) + " is not supported; use float32, int32 or int64");
+  }
+  return static_cast<double>(*as_int);
+}
+
+}  // namespace
+
+RangeArgs range_args(const Tensor& start, const Tensor& limit, const Tensor& delta) {
+  RangeArgs r;
+  r.type = start.type;
+  int64_t ilimit = 0;
+  r.start = range_scalar(start, "start", r.type, &r.istart);
+  const double lim = range_scalar(limit, "limit", r.type, &ilimit);
+  r.delta = range_scalar(delta, "delta", r.type, &r.idelta);
+  if (!(std::isfinite(r.start) && std::isfinite(lim) && std::isfinite(r.delta))) fail("start, limit and delta must be finite");
+  if (r.delta == 0) fail("delta must not be 0");
+  double n = 0;
+  if (r.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
+    n = std::ceil((lim - r.start) / r.delta);
+  } else {  // exact: ceil of an integer quotient
+    const long double span = static_cast<long double>(ilimit) - static_cast<long double>(r.istart);
+    n = static_cast<double>(std::ceil(span / static_cast<long double>(r.idelta)));
+  }
+  constexpr double kMaxRange = 9.0e15;  // below 2^53: the count is exact in a double
+  if (n > kMaxRange) fail("the range has " + std::to_string(n) + " elements; that is too many");
+  r.count = n > 0 ? static_cast<int64_t>(n) : 0;
+  return r;
 }
 
 MatMulShape matmul_shape(const Shape& a, const Shape& b) {

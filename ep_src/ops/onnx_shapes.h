@@ -60,6 +60,33 @@ Shape gather_shape(const Shape& data, const Shape& indices, int64_t* axis);
 // An index of a Gather along an axis of size n, in [-n, n); returns it in [0, n).
 int64_t gather_index(int64_t index, int64_t n, int64_t axis);
 
+// GatherElements: indices of data's rank, each dimension but `axis` at most data's; the output has indices'
+// shape. `axis` is normalized in place.
+Shape gather_elements_shape(const Shape& data, const Shape& indices, int64_t* axis);
+
+// GatherND with batch_dims b: data [B..., D...], indices [B..., I..., k] (B = the first b dimensions, equal in both,
+// 1 <= k <= rank(data) - b); each index row picks data[B..., i_0..i_{k-1}, :] of `slice` elements.
+struct GatherNdGeometry {
+  int64_t batch = 1;        // prod of the batch dimensions
+  int64_t rows = 1;         // index rows per batch: prod(I...)
+  int64_t k = 1;            // index length
+  int64_t slice = 1;        // elements per gathered slice: prod(data.shape[b + k:])
+  int64_t batch_stride = 1; // elements of data per batch: prod(data.shape[b:])
+  Shape index_dims;         // data.shape[b : b + k], the ranges the index components must lie in
+  Shape out;                // B... + I... + data.shape[b + k:]
+};
+GatherNdGeometry gather_nd_geometry(const Shape& data, const Shape& indices, int64_t batch_dims);
+
+// Range(start, limit, delta): max(ceil((limit - start) / delta), 0) elements, element i = start + i * delta. The
+// three inputs are scalars (one element) of one type, float32, int32 or int64, in CPU memory; delta is not 0.
+struct RangeArgs {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  double start = 0, delta = 0;         // float32 ranges
+  int64_t istart = 0, idelta = 0;      // integer ranges (exact)
+  int64_t count = 0;
+};
+RangeArgs range_args(const Tensor& start, const Tensor& limit, const Tensor& delta);
+
 // MatMul with NumPy rules: 1-D A is [1, K], 1-D B is [K, 1] (the added axis is dropped from Y); batch axes
 // broadcast.
 struct MatMulShape {

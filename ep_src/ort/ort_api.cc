@@ -65,10 +65,14 @@ Tensor describe(const OrtValue* value) {
   return t;
 }
 
-Tensor input(OrtKernelContext* ctx, size_t index) {
+size_t input_count(OrtKernelContext* ctx) {
   size_t count = 0;
   check(g_ort->KernelContext_GetInputCount(ctx, &count), "KernelContext_GetInputCount");
-  if (index >= count) return Tensor{};
+  return count;
+}
+
+Tensor input(OrtKernelContext* ctx, size_t index) {
+  if (index >= input_count(ctx)) return Tensor{};
   const OrtValue* value = nullptr;
   check(g_ort->KernelContext_GetInput(ctx, index, &value), "KernelContext_GetInput");
   return describe(value);

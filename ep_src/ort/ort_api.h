@@ -69,6 +69,8 @@ struct Tensor {
 Tensor describe(const OrtValue* value);
 // Input `index`, or an absent Tensor when the optional input is not given.
 Tensor input(OrtKernelContext* ctx, size_t index);
+// Number of inputs the node has (variadic ops).
+size_t input_count(OrtKernelContext* ctx);
 Tensor output(OrtKernelContext* ctx, size_t index, const std::vector<int64_t>& shape);
 
 // Attribute readers with defaults (a missing attribute gives the default).

@@ -1,5 +1,5 @@
 // Elementwise ONNX ops on the CPU device: activations and other unary math, broadcasting binary arithmetic,
-// Equal, Where, Clip. float16 is computed in float32 and rounded once.
+// comparisons, Max/Min, logical ops, Not/IsNaN, Where, Clip. float16 is computed in float32 and rounded once.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -111,7 +111,33 @@ std::unique_ptr<Kernel> make_unary(const OrtKernelInfo* info) {
   return std::make_unique<UnaryKernel>(info, kNames[static_cast<int>(kKind)], kKind);
 }
 
-enum class Binary { kAdd, kSub, kMul, kDiv, kPow, kEqual };
+enum class Binary {
+  kAdd, kSub, kMul, kDiv, kPow, kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual, kMax, kMin, kAnd, kOr, kXor
+};
+constexpr const char* kBinaryNames[] = {"Add",  "Sub",           "Mul", "Div", "Pow", "Equal", "Less", "Greater",
+                                        "LessOrEqual", "GreaterOrEqual", "Max", "Min", "And", "Or",   "Xor"};
+
+constexpr bool is_comparison(Binary k) { return k >= Binary::kEqual && k <= Binary::kGreaterOrEqual; }
+constexpr bool is_logical(Binary k) { return k >= Binary::kAnd; }
+
+template <Binary kKind, class T>
+bool compare(T p, T q) {
+  if constexpr (kKind == Binary::kEqual) return p == q;
+  if constexpr (kKind == Binary::kLess) return p < q;
+  if constexpr (kKind == Binary::kGreater) return p > q;
+  if constexpr (kKind == Binary::kLessOrEqual) return p <= q;
+  return p >= q;
+}
+
+// Max/Min: a NaN operand gives NaN (std::fmax would drop it).
+template <Binary kKind, class T>
+T extremum(T p, T q) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(p) || std::isnan(q)) return p + q;
+  }
+  if constexpr (kKind == Binary::kMax) return p < q ? q : p;
+  return q < p ? q : p;
+}
 
 template <class T, class Out, class F>
 void binary_loop(OrtKernelContext* ctx, const T* a, const T* b, Out* y, const std::vector<int64_t>& out_shape,
@@ -129,112 +155,183 @@ void binary_loop(OrtKernelContext* ctx, const T* a, const T* b, Out* y, const st
                          });
 }
 
+// y = a (op) b with broadcasting; y may be a itself when a already has the output's shape (Max/Min fold their
+// inputs into y this way).
+template <Binary kKind, class T>
+void typed_binary(OrtKernelContext* ctx, const T* a, const T* b, void* y, const std::vector<int64_t>& shape,
+                  const std::vector<std::vector<int64_t>>& strides) {
+  if constexpr (is_comparison(kKind)) {
+    binary_loop(ctx, a, b, static_cast<bool*>(y), shape, strides, [](T p, T q) { return compare<kKind>(p, q); });
+  } else if constexpr (kKind == Binary::kMax || kKind == Binary::kMin) {
+    binary_loop(ctx, a, b, static_cast<T*>(y), shape, strides, [](T p, T q) { return extremum<kKind>(p, q); });
+  } else if constexpr (std::is_same_v<T, bool>) {
+    binary_loop(ctx, a, b, static_cast<bool*>(y), shape, strides, [](bool p, bool q) {
+      if constexpr (kKind == Binary::kAnd) return p && q;
+      if constexpr (kKind == Binary::kOr) return p || q;
+      return p != q;
+    });
+  } else if constexpr (std::is_floating_point_v<T>) {
+    binary_loop(ctx, a, b, static_cast<T*>(y), shape, strides, [](T p, T q) {
+      if constexpr (kKind == Binary::kAdd) return p + q;
+      if constexpr (kKind == Binary::kSub) return p - q;
+      if constexpr (kKind == Binary::kMul) return p * q;
+      if constexpr (kKind == Binary::kDiv) return p / q;
+      return static_cast<T>(std::pow(p, q));
+    });
+  } else {
+    // Wrapping arithmetic in unsigned types: int overflow is not undefined behaviour here. ONNX integer Div
+    // truncates toward zero, as C++ does; min / -1 wraps (the divisor 0 is refused before this).
+    using U = std::make_unsigned_t<T>;
+    binary_loop(ctx, a, b, static_cast<T*>(y), shape, strides, [](T p, T q) {
+      if constexpr (kKind == Binary::kAdd) return static_cast<T>(U(p) + U(q));
+      if constexpr (kKind == Binary::kSub) return static_cast<T>(U(p) - U(q));
+      if constexpr (kKind == Binary::kMul) return static_cast<T>(U(p) * U(q));
+      return (q == -1) ? static_cast<T>(U(0) - U(p)) : static_cast<T>(p / q);
+    });
+  }
+}
+
+// Which element types an op takes here, and the message when it gets another.
+template <Binary kKind>
+void check_types(ONNXTensorElementDataType a, ONNXTensorElementDataType b) {
+  const bool floating = a == kF32 || a == kF16;
+  if constexpr (kKind == Binary::kPow) {
+    if (!floating || !(b == kF32 || b == kF16)) {
+      fail(std::string("Pow supports float32/float16 base and exponent here, got ") + type_name(a) + " and " +
+           type_name(b) + "; cast the inputs to float32");
+    }
+    return;
+  }
+  if (a != b) fail(std::string("inputs have different types ") + type_name(a) + " and " + type_name(b) + "; cast one of them");
+  if constexpr (is_logical(kKind)) {
+    if (a != kBool) fail(std::string("inputs must be bool, got ") + type_name(a));
+  } else {
+    const bool ok = floating || a == kI64 || a == kI32 || (kKind == Binary::kEqual && a == kBool);
+    if (!ok) {
+      fail(std::string("element type ") + type_name(a) + " is not supported; use float32, float16, int64 or int32");
+    }
+  }
+}
+
+// y = a (op) b for any of the types check_types allows; float16 is computed in float32 and rounded once.
+template <Binary kKind>
+void apply_binary(OrtKernelContext* ctx, const Tensor& a, const Tensor& b, Tensor& y, const void* a_data,
+                  const std::vector<int64_t>& shape) {
+  const std::vector<std::vector<int64_t>> strides = {broadcast_strides(a.shape, shape),
+                                                     broadcast_strides(b.shape, shape)};
+  if (a.type == kF32 || a.type == kF16) {
+    Tensor a_view = a;
+    a_view.data = a_data;
+    FloatIn ain(a_view);
+    FloatIn bin(b);
+    if constexpr (is_comparison(kKind)) {
+      typed_binary<kKind, float>(ctx, ain.data(), bin.data(), y.mutable_data, shape, strides);
+    } else {
+      FloatOut yout(y);
+      typed_binary<kKind, float>(ctx, ain.data(), bin.data(), yout.data(), shape, strides);
+      yout.finish();
+    }
+    return;
+  }
+  if constexpr (!(kKind == Binary::kPow)) {
+    if (a.type == kI64 || a.type == kI32) {
+      if constexpr (kKind == Binary::kDiv) {
+        for (int64_t i = 0; i < b.size; ++i) {
+          const int64_t v = a.type == kI64 ? static_cast<const int64_t*>(b.data)[i] : static_cast<const int32_t*>(b.data)[i];
+          if (v == 0) fail(std::string("integer division by zero (divisor element ") + std::to_string(i) + ")");
+        }
+      }
+      if constexpr (!is_logical(kKind)) {
+        if (a.type == kI64) {
+          typed_binary<kKind, int64_t>(ctx, static_cast<const int64_t*>(a_data), static_cast<const int64_t*>(b.data),
+                                       y.mutable_data, shape, strides);
+        } else {
+          typed_binary<kKind, int32_t>(ctx, static_cast<const int32_t*>(a_data), static_cast<const int32_t*>(b.data),
+                                       y.mutable_data, shape, strides);
+        }
+      }
+      return;
+    }
+    if constexpr (kKind == Binary::kEqual || is_logical(kKind)) {
+      typed_binary<kKind, bool>(ctx, static_cast<const bool*>(a_data), static_cast<const bool*>(b.data),
+                                y.mutable_data, shape, strides);
+    }
+  }
+}
+
+template <Binary kKind>
 class BinaryKernel : public Kernel {
  public:
-  BinaryKernel(const OrtKernelInfo* info, const char* op, Binary kind) : kind_(kind) { oc_ = {op, node_name(info)}; }
+  explicit BinaryKernel(const OrtKernelInfo* info) { oc_ = {kBinaryNames[static_cast<int>(kKind)], node_name(info)}; }
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor a = input(ctx, 0);
     const Tensor b = input(ctx, 1);
+    check_types<kKind>(a.type, b.type);
     const std::vector<int64_t> shape = broadcast_shape({a.shape, b.shape});
-    const std::vector<std::vector<int64_t>> strides = {broadcast_strides(a.shape, shape),
-                                                       broadcast_strides(b.shape, shape)};
-    const bool floating = a.type == kF32 || a.type == kF16;
-    if (kind_ == Binary::kPow) {
-      if (!floating || !(b.type == kF32 || b.type == kF16)) {
-        fail(std::string("Pow supports float32/float16 base and exponent here, got ") + type_name(a.type) +
-             " and " + type_name(b.type) + "; cast the inputs to float32");
-      }
-    } else if (a.type != b.type) {
-      fail(std::string("inputs have different types ") + type_name(a.type) + " and " + type_name(b.type) +
-           "; cast one of them");
-    }
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
-    if (floating) {
-      FloatIn ain(a);
-      FloatIn bin(b);
-      if (kind_ == Binary::kEqual) {
-        binary_loop(ctx, ain.data(), bin.data(), static_cast<bool*>(y.mutable_data), shape, strides,
-                    [](float p, float q) { return p == q; });
-        return;
-      }
-      FloatOut yout(y);
-      run_math(ctx, ain.data(), bin.data(), yout.data(), shape, strides);
-      yout.finish();
-    } else if (a.type == kI64) {
-      run_typed<int64_t>(ctx, a, b, y, shape, strides);
-    } else if (a.type == kI32) {
-      run_typed<int32_t>(ctx, a, b, y, shape, strides);
-    } else if (a.type == kBool && kind_ == Binary::kEqual) {
-      binary_loop(ctx, static_cast<const bool*>(a.data), static_cast<const bool*>(b.data),
-                  static_cast<bool*>(y.mutable_data), shape, strides, [](bool p, bool q) { return p == q; });
-    } else {
-      fail(std::string("element type ") + type_name(a.type) + " is not supported; use float32, float16, int64 "
-           "or int32");
-    }
+    apply_binary<kKind>(ctx, a, b, y, a.data, shape);
   }
+};
 
- private:
-  template <class T>
-  void run_math(OrtKernelContext* ctx, const T* a, const T* b, T* y, const std::vector<int64_t>& shape,
-                const std::vector<std::vector<int64_t>>& strides) const {
-    switch (kind_) {
-      case Binary::kAdd: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p + q; }); break;
-      case Binary::kSub: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p - q; }); break;
-      case Binary::kMul: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p * q; }); break;
-      case Binary::kDiv: binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return p / q; }); break;
-      case Binary::kPow:
-        binary_loop(ctx, a, b, y, shape, strides, [](T p, T q) { return static_cast<T>(std::pow(p, q)); });
-        break;
-      case Binary::kEqual: break;
+// Max/Min of one or more inputs, broadcast together: folded pairwise into the output.
+template <Binary kKind>
+class ExtremumKernel : public Kernel {
+ public:
+  explicit ExtremumKernel(const OrtKernelInfo* info) { oc_ = {kBinaryNames[static_cast<int>(kKind)], node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const size_t n = input_count(ctx);
+    if (n == 0) fail("needs at least one input");
+    std::vector<Tensor> ins;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < n; ++i) {
+      ins.push_back(input(ctx, i));
+      check_types<kKind>(ins[0].type, ins.back().type);
+      shapes.push_back(ins.back().shape);
     }
+    const Shape shape = broadcast_shape(shapes);
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    // y = in0 broadcast to the output shape, then y = op(y, in_k) in place
+    Tensor acc = y;
+    acc.shape = shape;
+    apply_binary<kKind>(ctx, ins[0], ins[0], y, ins[0].data, shape);
+    for (size_t i = 1; i < n; ++i) apply_binary<kKind>(ctx, acc, ins[i], y, y.mutable_data, shape);
   }
-
-  template <class T>
-  void run_typed(OrtKernelContext* ctx, const Tensor& a, const Tensor& b, Tensor& y, const std::vector<int64_t>& shape,
-                 const std::vector<std::vector<int64_t>>& strides) const {
-    const T* ap = static_cast<const T*>(a.data);
-    const T* bp = static_cast<const T*>(b.data);
-    if (kind_ == Binary::kEqual) {
-      binary_loop(ctx, ap, bp, static_cast<bool*>(y.mutable_data), shape, strides, [](T p, T q) { return p == q; });
-      return;
-    }
-    if (kind_ == Binary::kDiv) {
-      for (int64_t i = 0; i < b.size; ++i) {
-        if (bp[i] == 0) fail(std::string("integer division by zero (divisor element ") + std::to_string(i) + ")");
-      }
-    }
-    // Wrapping arithmetic in unsigned types: int overflow is not undefined behaviour here.
-    using U = std::make_unsigned_t<T>;
-    T* yp = static_cast<T*>(y.mutable_data);
-    switch (kind_) {
-      case Binary::kAdd:
-        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) { return static_cast<T>(U(p) + U(q)); });
-        break;
-      case Binary::kSub:
-        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) { return static_cast<T>(U(p) - U(q)); });
-        break;
-      case Binary::kMul:
-        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) { return static_cast<T>(U(p) * U(q)); });
-        break;
-      case Binary::kDiv:  // ONNX integer Div truncates toward zero, as C++ does; min / -1 wraps
-        binary_loop(ctx, ap, bp, yp, shape, strides, [](T p, T q) {
-          return (q == -1) ? static_cast<T>(U(0) - U(p)) : static_cast<T>(p / q);
-        });
-        break;
-      default: break;
-    }
-  }
-
-  Binary kind_;
 };
 
 template <Binary kKind>
 std::unique_ptr<Kernel> make_binary(const OrtKernelInfo* info) {
-  static const char* const kNames[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal"};
-  return std::make_unique<BinaryKernel>(info, kNames[static_cast<int>(kKind)], kKind);
+  if constexpr (kKind == Binary::kMax || kKind == Binary::kMin) return std::make_unique<ExtremumKernel<kKind>>(info);
+  return std::make_unique<BinaryKernel<kKind>>(info);
 }
+
+// Not (bool) and IsNaN (float32/float16 -> bool).
+class PredicateKernel : public Kernel {
+ public:
+  PredicateKernel(const OrtKernelInfo* info, const char* op, bool is_nan) : is_nan_(is_nan) { oc_ = {op, node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    Tensor y = output(ctx, 0, x.shape);
+    bool* yp = static_cast<bool*>(y.mutable_data);
+    if (!is_nan_) {
+      if (x.type != kBool) fail(std::string("input must be bool, got ") + type_name(x.type));
+      const bool* xp = static_cast<const bool*>(x.data);
+      for (int64_t i = 0; i < x.size; ++i) yp[i] = !xp[i];
+      return;
+    }
+    if (x.type != kF32 && x.type != kF16) fail(std::string("input must be float32 or float16, got ") + type_name(x.type));
+    FloatIn xin(x);
+    const float* xp = xin.data();
+    for (int64_t i = 0; i < x.size; ++i) yp[i] = std::isnan(xp[i]);
+  }
+
+ private:
+  bool is_nan_;
+};
 
 // Clip(input, min?, max?) with optional scalar bounds (opset 13).
 class ClipKernel : public Kernel {
@@ -322,6 +419,10 @@ std::vector<KernelDef> elementwise_kernels() {
       {"", "Tanh", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kTanh>},
       {"", "Sqrt", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kSqrt>},
       {"", "Gelu", 20, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kGelu>},
+      {"", "Not", 1, kLatestOpset, {{"T", {kBool}}}, {}, {},
+       [](const OrtKernelInfo* i) -> std::unique_ptr<Kernel> { return std::make_unique<PredicateKernel>(i, "Not", false); }},
+      {"", "IsNaN", 13, kLatestOpset, {{"T1", f}, {"T2", {kBool}}}, {}, {},
+       [](const OrtKernelInfo* i) -> std::unique_ptr<Kernel> { return std::make_unique<PredicateKernel>(i, "IsNaN", true); }},
       {"", "Add", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kAdd>},
       {"", "Sub", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kSub>},
       {"", "Mul", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kMul>},
@@ -329,6 +430,16 @@ std::vector<KernelDef> elementwise_kernels() {
       {"", "Pow", 13, kLatestOpset, {{"T", f}, {"T1", f}}, {}, {}, make_binary<Binary::kPow>},
       {"", "Equal", 13, kLatestOpset, {{"T", {kF32, kF16, kI64, kI32, kBool}}, {"T1", {kBool}}}, {}, {},
        make_binary<Binary::kEqual>},
+      {"", "Less", 13, kLatestOpset, {{"T", num}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kLess>},
+      {"", "Greater", 13, kLatestOpset, {{"T", num}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kGreater>},
+      {"", "LessOrEqual", 12, kLatestOpset, {{"T", num}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kLessOrEqual>},
+      {"", "GreaterOrEqual", 12, kLatestOpset, {{"T", num}, {"T1", {kBool}}}, {}, {},
+       make_binary<Binary::kGreaterOrEqual>},
+      {"", "Max", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kMax>},
+      {"", "Min", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kMin>},
+      {"", "And", 7, kLatestOpset, {{"T", {kBool}}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kAnd>},
+      {"", "Or", 7, kLatestOpset, {{"T", {kBool}}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kOr>},
+      {"", "Xor", 7, kLatestOpset, {{"T", {kBool}}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kXor>},
       {"", "Clip", 13, kLatestOpset, {{"T", f}}, {}, {}, make_kernel<ClipKernel>},
       {"", "Where", 9, kLatestOpset, {{"B", {kBool}}, {"T", data_types()}}, {}, {}, make_kernel<WhereKernel>},
   };

@@ -207,6 +207,74 @@ class GatherKernel : public Kernel {
   int64_t axis_ = 0;
 };
 
+// GatherElements: y[c] = x[c with c[axis] replaced by indices[c]].
+class GatherElementsKernel : public Kernel {
+ public:
+  explicit GatherElementsKernel(const OrtKernelInfo* info) {
+    oc_ = {"GatherElements", node_name(info)};
+    axis_ = attr_int(info, "axis", 0);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor idx = input(ctx, 1);
+    int64_t axis = axis_;
+    const Shape shape = gather_elements_shape(x.shape, idx.shape, &axis);
+    const std::vector<int64_t> indices = read_ints(idx, "indices", /*one_d=*/false);
+    const size_t es = element_size(x.type);
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    const Shape x_strides = contiguous_strides(x.shape);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    const int64_t n = x.shape[axis];
+    const uint8_t* xp = static_cast<const uint8_t*>(x.data);
+    uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
+    std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+    for (int64_t i = 0; i < y.size; ++i) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < rank; ++d) off += (d == axis ? gather_index(indices[i], n, axis) : coord[d]) * x_strides[d];
+      std::memcpy(yp + i * es, xp + off * es, es);
+      for (int64_t d = rank - 1; d >= 0 && ++coord[d] == shape[d]; --d) coord[d] = 0;
+    }
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+// GatherND: each index row of length k picks a slice of data (batch_dims leading dimensions shared).
+class GatherNdKernel : public Kernel {
+ public:
+  explicit GatherNdKernel(const OrtKernelInfo* info) {
+    oc_ = {"GatherND", node_name(info)};
+    batch_dims_ = attr_int(info, "batch_dims", 0);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor idx = input(ctx, 1);
+    if (idx.type != kI64) fail(std::string("indices must be int64, got ") + type_name(idx.type));
+    const GatherNdGeometry g = gather_nd_geometry(x.shape, idx.shape, batch_dims_);
+    const std::vector<int64_t> indices = read_ints(idx, "indices", /*one_d=*/false);
+    const size_t es = element_size(x.type);
+    Tensor y = output(ctx, 0, g.out);
+    if (y.size == 0) return;
+    Shape dim_strides(static_cast<size_t>(g.k), g.slice);  // elements per step of each indexed dimension
+    for (int64_t j = g.k - 2; j >= 0; --j) dim_strides[j] = dim_strides[j + 1] * g.index_dims[j + 1];
+    const uint8_t* xp = static_cast<const uint8_t*>(x.data);
+    uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
+    const size_t block = static_cast<size_t>(g.slice) * es;
+    for (int64_t r = 0; r < g.batch * g.rows; ++r) {
+      int64_t off = (r / g.rows) * g.batch_stride;
+      for (int64_t j = 0; j < g.k; ++j) off += gather_index(indices[r * g.k + j], g.index_dims[j], j) * dim_strides[j];
+      std::memcpy(yp + r * block, xp + off * es, block);
+    }
+  }
+
+ private:
+  int64_t batch_dims_ = 0;
+};
+
 }  // namespace
 
 std::vector<KernelDef> movement_kernels() {
@@ -217,6 +285,9 @@ std::vector<KernelDef> movement_kernels() {
       {"", "Slice", 13, kLatestOpset, {{"T", d}, {"Tind", index_types()}}, {}, {}, make_kernel<SliceKernel>},
       {"", "Concat", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<ConcatKernel>},
       {"", "Gather", 13, kLatestOpset, {{"T", d}, {"Tind", index_types()}}, {}, {}, make_kernel<GatherKernel>},
+      {"", "GatherElements", 13, kLatestOpset, {{"T", d}, {"Tind", index_types()}}, {}, {},
+       make_kernel<GatherElementsKernel>},
+      {"", "GatherND", 13, kLatestOpset, {{"T", d}}, {}, {}, make_kernel<GatherNdKernel>},
   };
 }
 

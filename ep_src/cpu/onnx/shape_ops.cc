@@ -119,6 +119,24 @@ class ShapeKernel : public Kernel {
   int64_t end_ = 0;
 };
 
+// Range: scalars in CPU memory, element i = start + i * delta.
+class RangeKernel : public Kernel {
+ public:
+  explicit RangeKernel(const OrtKernelInfo* info) { oc_ = {"Range", node_name(info)}; }
+
+  void compute(OrtKernelContext* ctx) override {
+    const RangeArgs r = range_args(input(ctx, 0), input(ctx, 1), input(ctx, 2));
+    Tensor y = output(ctx, 0, {r.count});
+    for (int64_t i = 0; i < r.count; ++i) {
+      switch (r.type) {
+        case kF32: static_cast<float*>(y.mutable_data)[i] = static_cast<float>(r.start + static_cast<double>(i) * r.delta); break;
+        case kI32: static_cast<int32_t*>(y.mutable_data)[i] = static_cast<int32_t>(r.istart + i * r.idelta); break;
+        default: static_cast<int64_t*>(y.mutable_data)[i] = r.istart + i * r.idelta; break;
+      }
+    }
+  }
+};
+
 class ConstantOfShapeKernel : public Kernel {
  public:
   explicit ConstantOfShapeKernel(const OrtKernelInfo* info) {
@@ -272,6 +290,7 @@ std::vector<KernelDef> shape_kernels() {
       {"", "Identity", 14, kLatestOpset, {{"V", d}}, {}, {}, make_kernel<IdentityKernel>},  // constraint renamed
       {"", "Shape", 13, 14, {{"T", d}, {"T1", {kI64}}}, {}, {}, make_kernel<ShapeKernel>},
       {"", "Shape", 15, kLatestOpset, {{"T", d}, {"T1", {kI64}}}, {}, {}, make_kernel<ShapeKernel>},  // start/end
+      {"", "Range", 11, kLatestOpset, {{"T", {kF32, kI32, kI64}}}, {}, {}, make_kernel<RangeKernel>},
       {"", "ConstantOfShape", 9, kLatestOpset, {{"T1", {kI64}}, {"T2", d}}, {}, {}, make_kernel<ConstantOfShapeKernel>},
       {"", "Cast", 13, 18, {{"T1", c18}, {"T2", c18}}, {}, {}, make_kernel<CastKernel>},
       {"", "Cast", 19, kLatestOpset, {{"T1", c19}, {"T2", c19}}, {}, {}, make_kernel<CastKernel>},  // saturate
