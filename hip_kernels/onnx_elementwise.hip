@@ -1,5 +1,8 @@
-// Elementwise standard ONNX ops: unary math, broadcasting binary math and comparisons, Where, Cast.
+// Elementwise standard ONNX ops: unary math, broadcasting binary math, comparisons and logical ops (float, integer
+// and bool operands), Where, Cast.
 // float16 is computed in float32 and rounded once (round to nearest even).
+#include <type_traits>
+
 #include "onnx_nd.h"
 
 namespace fp8ort {
@@ -94,6 +97,8 @@ __device__ __forceinline__ float binary_value(float a, float b) {
     if constexpr (Op == FP8ORT_BINARY_SUB) return a - b;
     if constexpr (Op == FP8ORT_BINARY_MUL) return a * b;
     if constexpr (Op == FP8ORT_BINARY_DIV) return a / b;
+    if constexpr (Op == FP8ORT_BINARY_MAX) return (a != a || b != b) ? a + b : (a < b ? b : a);
+    if constexpr (Op == FP8ORT_BINARY_MIN) return (a != a || b != b) ? a + b : (b < a ? b : a);
     if constexpr (Op == FP8ORT_BINARY_POW) {
         // onnxruntime's CPU kernel multiplies for the exponents 2 and 3; powf elsewhere.
         if (b == 2.0f) return a * a;
@@ -103,21 +108,27 @@ __device__ __forceinline__ float binary_value(float a, float b) {
     return 0.0f;
 }
 
-template <int Op>
-__device__ __forceinline__ bool compare_value(float a, float b) {
+template <int Op, class T>
+__device__ __forceinline__ bool compare_value(T a, T b) {
     if constexpr (Op == FP8ORT_BINARY_EQUAL) return a == b;
     if constexpr (Op == FP8ORT_BINARY_LESS) return a < b;
-    return a > b;
+    if constexpr (Op == FP8ORT_BINARY_GREATER) return a > b;
+    if constexpr (Op == FP8ORT_BINARY_LESS_OR_EQUAL) return a <= b;
+    return a >= b;
 }
 
 __host__ __device__ constexpr bool is_comparison(int op) {
-    return op == FP8ORT_BINARY_EQUAL || op == FP8ORT_BINARY_LESS || op == FP8ORT_BINARY_GREATER;
+    return op == FP8ORT_BINARY_EQUAL || op == FP8ORT_BINARY_LESS || op == FP8ORT_BINARY_GREATER ||
+           op == FP8ORT_BINARY_LESS_OR_EQUAL || op == FP8ORT_BINARY_GREATER_OR_EQUAL;
+}
+__host__ __device__ constexpr bool is_logical(int op) {
+    return op == FP8ORT_BINARY_AND || op == FP8ORT_BINARY_OR || op == FP8ORT_BINARY_XOR;
 }
 
 template <int TA, int TB, int Op, class I>
 __global__ void __launch_bounds__(kThreads)
-    binary_kernel(const typename math_elem<TA>::type* __restrict__ a, const typename math_elem<TB>::type* __restrict__ b,
-                  void* __restrict__ y, fp8ort_nd nd, I count) {
+    binary_kernel(const typename math_elem<TA>::type* a, const typename math_elem<TB>::type* b, void* y, fp8ort_nd nd,
+                  I count) {  // no __restrict__: y may alias a (Max/Min fold in place)
     const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
     for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < count; i += stride) {
         I off[2];
@@ -159,11 +170,95 @@ fp8ort_status binary_for_types(fp8ort_binary_op op, const void* a, const void* b
             case FP8ORT_BINARY_EQUAL: return launch_binary<TA, TB, FP8ORT_BINARY_EQUAL>(a, b, y, nd, n, s);
             case FP8ORT_BINARY_LESS: return launch_binary<TA, TB, FP8ORT_BINARY_LESS>(a, b, y, nd, n, s);
             case FP8ORT_BINARY_GREATER: return launch_binary<TA, TB, FP8ORT_BINARY_GREATER>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_LESS_OR_EQUAL: return launch_binary<TA, TB, FP8ORT_BINARY_LESS_OR_EQUAL>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_GREATER_OR_EQUAL:
+                return launch_binary<TA, TB, FP8ORT_BINARY_GREATER_OR_EQUAL>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_MAX: return launch_binary<TA, TB, FP8ORT_BINARY_MAX>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_MIN: return launch_binary<TA, TB, FP8ORT_BINARY_MIN>(a, b, y, nd, n, s);
             default: break;
         }
     }
     return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_binary: op %d with these operand types is not supported",
                 static_cast<int>(op));
+}
+
+// ---- integer and bool operands: computed in their own type ----
+template <class T, int Op>
+__device__ __forceinline__ T int_value(T a, T b) {
+    using U = typename std::make_unsigned<T>::type;  // wrapping arithmetic: no signed overflow
+    if constexpr (Op == FP8ORT_BINARY_ADD) return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    if constexpr (Op == FP8ORT_BINARY_SUB) return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+    if constexpr (Op == FP8ORT_BINARY_MUL) return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    if constexpr (Op == FP8ORT_BINARY_DIV) {
+        if (b == 0) return 0;
+        if (b == -1) return static_cast<T>(U(0) - static_cast<U>(a));
+        return a / b;
+    }
+    if constexpr (Op == FP8ORT_BINARY_MAX) return a < b ? b : a;
+    return b < a ? b : a;  // MIN
+}
+
+template <class T, int Op, class I>
+__global__ void __launch_bounds__(kThreads)
+    int_binary_kernel(const T* a, const T* b, void* y, fp8ort_nd nd, I count) {
+    const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+    for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < count; i += stride) {
+        I off[2];
+        nd_offsets<2, I>(nd, i, off);
+        const T va = a[off[0]], vb = b[off[1]];
+        if constexpr (is_comparison(Op)) {
+            static_cast<uint8_t*>(y)[i] = compare_value<Op>(va, vb) ? 1 : 0;
+        } else if constexpr (is_logical(Op)) {
+            const bool p = va != 0, q = vb != 0;
+            static_cast<uint8_t*>(y)[i] = (Op == FP8ORT_BINARY_AND ? (p && q) : Op == FP8ORT_BINARY_OR ? (p || q) : (p != q)) ? 1 : 0;
+        } else {
+            static_cast<T*>(y)[i] = int_value<T, Op>(va, vb);
+        }
+    }
+}
+
+template <class T, int Op>
+fp8ort_status launch_int_binary(const void* a, const void* b, void* y, const fp8ort_nd& nd, int64_t count, hipStream_t s) {
+    const int blocks = blocks_for(count);
+    if (fits_int32(nd, 2, count))
+        int_binary_kernel<T, Op, int32_t><<<blocks, kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b), y, nd,
+                                                                      static_cast<int32_t>(count));
+    else
+        int_binary_kernel<T, Op, int64_t><<<blocks, kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b), y, nd,
+                                                                      count);
+    return check_launch("fp8ort_onnx_binary");
+}
+
+template <class T>
+fp8ort_status int_binary_for_type(fp8ort_binary_op op, const void* a, const void* b, void* y, const fp8ort_nd& nd, int64_t n,
+                                  hipStream_t s) {
+    switch (op) {
+        case FP8ORT_BINARY_ADD: return launch_int_binary<T, FP8ORT_BINARY_ADD>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_SUB: return launch_int_binary<T, FP8ORT_BINARY_SUB>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_MUL: return launch_int_binary<T, FP8ORT_BINARY_MUL>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_DIV: return launch_int_binary<T, FP8ORT_BINARY_DIV>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_MAX: return launch_int_binary<T, FP8ORT_BINARY_MAX>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_MIN: return launch_int_binary<T, FP8ORT_BINARY_MIN>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_EQUAL: return launch_int_binary<T, FP8ORT_BINARY_EQUAL>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_LESS: return launch_int_binary<T, FP8ORT_BINARY_LESS>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_GREATER: return launch_int_binary<T, FP8ORT_BINARY_GREATER>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_LESS_OR_EQUAL: return launch_int_binary<T, FP8ORT_BINARY_LESS_OR_EQUAL>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_GREATER_OR_EQUAL: return launch_int_binary<T, FP8ORT_BINARY_GREATER_OR_EQUAL>(a, b, y, nd, n, s);
+        default: break;
+    }
+    return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_binary: op %d does not take integer operands", static_cast<int>(op));
+}
+
+fp8ort_status bool_binary(fp8ort_binary_op op, const void* a, const void* b, void* y, const fp8ort_nd& nd, int64_t n,
+                          hipStream_t s) {
+    switch (op) {
+        case FP8ORT_BINARY_EQUAL: return launch_int_binary<uint8_t, FP8ORT_BINARY_EQUAL>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_AND: return launch_int_binary<uint8_t, FP8ORT_BINARY_AND>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_OR: return launch_int_binary<uint8_t, FP8ORT_BINARY_OR>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_XOR: return launch_int_binary<uint8_t, FP8ORT_BINARY_XOR>(a, b, y, nd, n, s);
+        default: break;
+    }
+    return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_binary: op %d does not take bool operands", static_cast<int>(op));
 }
 
 // ---- Where ----
@@ -297,18 +392,28 @@ extern "C" fp8ort_status fp8ort_onnx_unary(fp8ort_unary_op op, const void* x, vo
 extern "C" fp8ort_status fp8ort_onnx_binary(fp8ort_binary_op op, const void* a, int32_t a_type, const void* b,
                                             int32_t b_type, void* y, const fp8ort_nd* nd, void* stream) {
     const char* name = "fp8ort_onnx_binary";
-    if (!is_math_type(a_type) || !is_math_type(b_type))
-        return fail(FP8ORT_UNSUPPORTED, "%s: operand types %d, %d are not float32/float16", name, static_cast<int>(a_type),
-                    static_cast<int>(b_type));
+    const bool math = is_math_type(a_type) && is_math_type(b_type);
+    const bool integer = a_type == b_type && (a_type == FP8ORT_ONNX_INT64 || a_type == FP8ORT_ONNX_INT32);
+    const bool boolean = a_type == b_type && a_type == FP8ORT_ONNX_BOOL;
+    if (!math && !integer && !boolean)
+        return fail(FP8ORT_UNSUPPORTED, "%s: operand types %d, %d are not float32/float16, int64, int32 or bool", name,
+                    static_cast<int>(a_type), static_cast<int>(b_type));
     if (a_type != b_type && op != FP8ORT_BINARY_POW)
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: operand types differ (%d, %d)", name, static_cast<int>(a_type), static_cast<int>(b_type));
+    if (math && is_logical(op)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: op %d needs bool operands", name, static_cast<int>(op));
     int64_t count = 0;
     FP8ORT_TRY(check_nd(nd, name, &count));
     if (count == 0) return ok();
     if (!a || !b || !y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: a, b and y must be device pointers, got NULL", name);
     const hipStream_t s = as_stream(stream);
     fp8ort_status st;
-    if (a_type == FP8ORT_ONNX_FLOAT)
+    if (boolean)
+        st = bool_binary(op, a, b, y, *nd, count, s);
+    else if (a_type == FP8ORT_ONNX_INT64)
+        st = int_binary_for_type<long long>(op, a, b, y, *nd, count, s);
+    else if (a_type == FP8ORT_ONNX_INT32)
+        st = int_binary_for_type<int32_t>(op, a, b, y, *nd, count, s);
+    else if (a_type == FP8ORT_ONNX_FLOAT)
         st = b_type == FP8ORT_ONNX_FLOAT ? binary_for_types<FP8ORT_ONNX_FLOAT, FP8ORT_ONNX_FLOAT>(op, a, b, y, *nd, count, s)
                                          : binary_for_types<FP8ORT_ONNX_FLOAT, FP8ORT_ONNX_FLOAT16>(op, a, b, y, *nd, count, s);
     else

@@ -69,11 +69,21 @@ typedef enum fp8ort_binary_op {
     FP8ORT_BINARY_POW = 4,     /* a_type and b_type may differ (ONNX T, T1); y has a_type */
     FP8ORT_BINARY_EQUAL = 5,   /* y is BOOL (one byte, 0 or 1) */
     FP8ORT_BINARY_LESS = 6,
-    FP8ORT_BINARY_GREATER = 7
+    FP8ORT_BINARY_GREATER = 7,
+    FP8ORT_BINARY_MAX = 8,     /* a NaN operand gives NaN */
+    FP8ORT_BINARY_MIN = 9,
+    FP8ORT_BINARY_LESS_OR_EQUAL = 10,
+    FP8ORT_BINARY_GREATER_OR_EQUAL = 11,
+    FP8ORT_BINARY_AND = 12,    /* BOOL operands */
+    FP8ORT_BINARY_OR = 13,
+    FP8ORT_BINARY_XOR = 14
 } fp8ort_binary_op;
 
-/* y[c] = op(a[walk 0], b[walk 1]) over the walk `nd` (operands 0 and 1). Types FLOAT or FLOAT16; a_type == b_type
- * except for POW. */
+/* y[c] = op(a[walk 0], b[walk 1]) over the walk `nd` (operands 0 and 1); y may alias a when walk 0 is the
+ * contiguous output (Max/Min fold their inputs in place). Types: FLOAT/FLOAT16 for every op but AND/OR/XOR
+ * (a_type == b_type except for POW); INT64/INT32 for ADD, SUB, MUL, DIV, MAX, MIN and the comparisons, computed in
+ * the integer type (wrapping; DIV truncates toward zero, a divisor 0 gives 0: the GPU cannot report it within a
+ * run); BOOL for EQUAL, AND, OR, XOR. Comparisons and the logical ops write BOOL. */
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_binary(fp8ort_binary_op op, const void* a, int32_t a_type, const void* b,
                                                 int32_t b_type, void* y, const fp8ort_nd* nd, void* stream);
 
@@ -86,6 +96,43 @@ FP8ORT_GPU_API fp8ort_status fp8ort_onnx_where(const void* cond, const void* x, 
  * results are rounded to nearest even from float32 (integers go through float32 first, as onnxruntime does). */
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_cast(const void* x, int32_t x_type, void* y, int32_t y_type, int64_t count,
                                               void* stream);
+
+/* ---- predicates and index ops (onnx_index.hip) ---- */
+typedef enum fp8ort_predicate_op {
+    FP8ORT_PREDICATE_NOT = 0,   /* BOOL -> BOOL */
+    FP8ORT_PREDICATE_ISNAN = 1  /* FLOAT/FLOAT16 -> BOOL */
+} fp8ort_predicate_op;
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_predicate(fp8ort_predicate_op op, const void* x, int32_t x_type, void* y,
+                                                   int64_t count, void* stream);
+
+/* Range: y[i] = start + i * delta for i < count; FLOAT uses start/delta (computed in double, rounded once), INT32 and
+ * INT64 istart/idelta (exact). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_range(int32_t type, double start, double delta, int64_t istart, int64_t idelta,
+                                               int64_t count, void* y, void* stream);
+
+/* GatherElements over an output (= indices) of `rank` dims: out[c] = data[sum_d c'[d] * data_strides[d]] where
+ * c' = c with c'[axis] = indices[c] (+ axis_dim when negative). indices are INT64 or INT32 on the device; an index
+ * outside [-axis_dim, axis_dim) gives a zero element (no host synchronization to report it). */
+typedef struct fp8ort_gather_elements_geometry {
+    int32_t rank, axis;
+    int64_t axis_dim;
+    int64_t dims[FP8ORT_ONNX_MAX_RANK];
+    int64_t data_strides[FP8ORT_ONNX_MAX_RANK];
+} fp8ort_gather_elements_geometry;
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_gather_elements(const void* data, const void* indices, int32_t index_type,
+                                                         void* out, int64_t elem_size,
+                                                         const fp8ort_gather_elements_geometry* g, void* stream);
+
+/* GatherND: for index row r (of batch * rows, k INT64 components each), out[r, :slice] = data[(r / rows) *
+ * batch_stride + sum_j idx_j * dim_strides[j] + :slice] with idx_j in [-index_dims[j], index_dims[j]); a row with an
+ * index out of range gives zero elements. */
+typedef struct fp8ort_gather_nd_geometry {
+    int64_t batch, rows, k, slice, batch_stride;
+    int64_t index_dims[FP8ORT_ONNX_MAX_RANK];
+    int64_t dim_strides[FP8ORT_ONNX_MAX_RANK];
+} fp8ort_gather_nd_geometry;
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_gather_nd(const void* data, const int64_t* indices, void* out,
+                                                   int64_t elem_size, const fp8ort_gather_nd_geometry* g, void* stream);
 
 /* ---- data movement (onnx_tensor.hip) ---- on elements of elem_size bytes (1, 2, 4 or 8) */
 /* dst[c] = src[walk 0] for every output coordinate c of `nd`: Transpose (permuted strides), Slice (stepped strides,

@@ -1,5 +1,5 @@
 // Elementwise ONNX ops on the GPU device: unary math (incl. Clip with CPU-resident min/max and Gelu), broadcasting
-// binary math and comparisons, Where, Cast. float16 is computed in float32 and rounded once on the device.
+// binary math, comparisons and logical ops (float, integer, bool), Max/Min, Not/IsNaN, Where, Cast. float16 is computed in float32 and rounded once on the device.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -49,8 +49,40 @@ const char* binary_name(int op) {
     case FP8ORT_BINARY_POW: return "Pow";
     case FP8ORT_BINARY_EQUAL: return "Equal";
     case FP8ORT_BINARY_LESS: return "Less";
-    default: return "Greater";
+    case FP8ORT_BINARY_GREATER: return "Greater";
+    case FP8ORT_BINARY_MAX: return "Max";
+    case FP8ORT_BINARY_MIN: return "Min";
+    case FP8ORT_BINARY_LESS_OR_EQUAL: return "LessOrEqual";
+    case FP8ORT_BINARY_GREATER_OR_EQUAL: return "GreaterOrEqual";
+    case FP8ORT_BINARY_AND: return "And";
+    case FP8ORT_BINARY_OR: return "Or";
+    default: return "Xor";
   }
+}
+
+bool is_logical(fp8ort_binary_op op) {
+  return op == FP8ORT_BINARY_AND || op == FP8ORT_BINARY_OR || op == FP8ORT_BINARY_XOR;
+}
+
+// The operand types the device kernel takes for `op` (onnx_kernels.h), with the message the CPU device gives.
+void require_binary_types(fp8ort_binary_op op, const Tensor& a, const Tensor& b) {
+  if (op == FP8ORT_BINARY_POW) {
+    require_math_type(a, "A");
+    require_math_type(b, "B");
+    return;
+  }
+  if (a.type != b.type) {
+    fail(std::string("inputs have different types ") + type_name(a.type) + " and " + type_name(b.type) +
+         "; cast one of them");
+  }
+  const ONNXTensorElementDataType t = a.type;
+  if (is_logical(op)) {
+    if (t != ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL) fail(std::string("inputs must be bool, got ") + type_name(t));
+    return;
+  }
+  const bool integer = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+  const bool ok = is_math_type(t) || integer || (op == FP8ORT_BINARY_EQUAL && t == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+  if (!ok) fail(std::string("element type ") + type_name(t) + " is not supported; use float32, float16, int64 or int32");
 }
 
 // y = op(x) with two float parameters (HardSigmoid's alpha/beta, Clip's bounds).
@@ -100,12 +132,7 @@ class BinaryKernel : public Kernel {
   BinaryKernel(const OrtKernelInfo* info, fp8ort_binary_op op) : op_(op) { oc_ = {binary_name(op), node_name(info)}; }
   void compute(OrtKernelContext* ctx) override {
     const Tensor a = input(ctx, 0), b = input(ctx, 1);
-    require_math_type(a, "A");
-    require_math_type(b, "B");
-    if (op_ != FP8ORT_BINARY_POW && a.type != b.type) {
-      fail(std::string("inputs A and B differ in type (") + type_name(a.type) + ", " + type_name(b.type) +
-           "); cast one of them");
-    }
+    require_binary_types(op_, a, b);
     const std::vector<int64_t> out = broadcast_shape({a.shape, b.shape});
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
@@ -117,6 +144,64 @@ class BinaryKernel : public Kernel {
 
  private:
   fp8ort_binary_op op_;
+};
+
+// Max/Min of one or more inputs broadcast together: y = op(in0, in0) (in0 broadcast to y), then y = op(y, in_k)
+// in place.
+class ExtremumKernel : public Kernel {
+ public:
+  ExtremumKernel(const OrtKernelInfo* info, fp8ort_binary_op op) : op_(op) { oc_ = {binary_name(op), node_name(info)}; }
+  void compute(OrtKernelContext* ctx) override {
+    const size_t n = input_count(ctx);
+    if (n == 0) fail("needs at least one input");
+    std::vector<Tensor> ins;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < n; ++i) {
+      ins.push_back(input(ctx, i));
+      require_binary_types(op_, ins[0], ins.back());
+      shapes.push_back(ins.back().shape);
+    }
+    const Shape out = broadcast_shape(shapes);
+    Tensor y = output(ctx, 0, out);
+    if (element_count(out) == 0) return;
+    void* stream = compute_stream(ctx);
+    const auto type = static_cast<int32_t>(ins[0].type);
+    const fp8ort_nd first = to_device_walk(broadcast_walk(out, {&ins[0].shape, &ins[0].shape}));
+    gpu_check(fp8ort_onnx_binary(op_, ins[0].data, type, ins[0].data, type, y.mutable_data, &first, stream),
+              "fp8ort_onnx_binary");
+    for (size_t i = 1; i < n; ++i) {
+      const fp8ort_nd nd = to_device_walk(broadcast_walk(out, {&out, &ins[i].shape}));
+      gpu_check(fp8ort_onnx_binary(op_, y.mutable_data, type, ins[i].data, type, y.mutable_data, &nd, stream),
+                "fp8ort_onnx_binary");
+    }
+  }
+
+ private:
+  fp8ort_binary_op op_;
+};
+
+// Not (bool) and IsNaN (float32/float16), both giving bool.
+class PredicateKernel : public Kernel {
+ public:
+  PredicateKernel(const OrtKernelInfo* info, fp8ort_predicate_op op) : op_(op) {
+    oc_ = {op == FP8ORT_PREDICATE_NOT ? "Not" : "IsNaN", node_name(info)};
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    if (op_ == FP8ORT_PREDICATE_NOT && x.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL) {
+      fail(std::string("input must be bool, got ") + type_name(x.type));
+    }
+    if (op_ == FP8ORT_PREDICATE_ISNAN && !is_math_type(x.type)) {
+      fail(std::string("input must be float32 or float16, got ") + type_name(x.type));
+    }
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    gpu_check(fp8ort_onnx_predicate(op_, x.data, static_cast<int32_t>(x.type), y.mutable_data, x.size, compute_stream(ctx)),
+              "fp8ort_onnx_predicate");
+  }
+
+ private:
+  fp8ort_predicate_op op_;
 };
 
 class WhereKernel : public Kernel {
@@ -199,7 +284,17 @@ std::unique_ptr<Kernel> create_unary(const OrtKernelInfo* info) {
 
 template <int Op>
 std::unique_ptr<Kernel> create_binary(const OrtKernelInfo* info) {
+  if (Op == FP8ORT_BINARY_MAX || Op == FP8ORT_BINARY_MIN) {
+    return std::make_unique<ExtremumKernel>(info, static_cast<fp8ort_binary_op>(Op));
+  }
   return std::make_unique<BinaryKernel>(info, static_cast<fp8ort_binary_op>(Op));
+}
+
+std::unique_ptr<Kernel> create_not(const OrtKernelInfo* info) {
+  return std::make_unique<PredicateKernel>(info, FP8ORT_PREDICATE_NOT);
+}
+std::unique_ptr<Kernel> create_isnan(const OrtKernelInfo* info) {
+  return std::make_unique<PredicateKernel>(info, FP8ORT_PREDICATE_ISNAN);
 }
 
 template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_RELU>(const OrtKernelInfo*);
@@ -221,6 +316,13 @@ template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_POW>(const OrtKerne
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_EQUAL>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_LESS>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_GREATER>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_MAX>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_MIN>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_LESS_OR_EQUAL>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_GREATER_OR_EQUAL>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_AND>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_OR>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_XOR>(const OrtKernelInfo*);
 
 std::unique_ptr<Kernel> create_clip(const OrtKernelInfo* info) {
   return std::make_unique<UnaryKernel>(info, FP8ORT_UNARY_CLIP, 0.0f, 0.0f);

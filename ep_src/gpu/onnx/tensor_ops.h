@@ -21,6 +21,13 @@ std::unique_ptr<Kernel> create_gelu(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_clip(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_where(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cast(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_not(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_isnan(const OrtKernelInfo* info);
+
+// ---- factories (index_ops.cc) ----
+std::unique_ptr<Kernel> create_range(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gather_elements(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gather_nd(const OrtKernelInfo* info);
 
 // ---- factories (tensor_ops.cc, tensor_shape_ops.cc) ----
 std::unique_ptr<Kernel> create_transpose(const OrtKernelInfo* info);

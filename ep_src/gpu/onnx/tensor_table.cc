@@ -19,6 +19,8 @@ constexpr ONNXTensorElementDataType kBool = ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
 constexpr ONNXTensorElementDataType kU8 = ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
 
 std::vector<ONNXTensorElementDataType> math_types() { return {kF32, kF16}; }
+// Arithmetic also on the int64/int32 shape and mask computations of exports.
+std::vector<ONNXTensorElementDataType> numeric_types() { return {kF32, kF16, kI64, kI32}; }
 std::vector<ONNXTensorElementDataType> cast_types() { return {kF32, kF16, kI64, kI32, kBool, kU8}; }
 std::vector<ONNXTensorElementDataType> index_types() { return {kI32, kI64}; }
 // Every fixed-size type the data-movement kernels move (they copy 1-, 2-, 4- or 8-byte elements), FP8 included.
@@ -42,10 +44,13 @@ KernelDef unary(const char* op, int since, int end, KernelFactory create) {
   return {"", op, since, end, {{"T", math_types()}}, {}, {}, create};
 }
 KernelDef binary(const char* op, int since, int end, KernelFactory create) {
-  return {"", op, since, end, {{"T", math_types()}}, {}, {}, create};
+  return {"", op, since, end, {{"T", numeric_types()}}, {}, {}, create};
 }
 KernelDef compare(const char* op, int since, int end, KernelFactory create) {
-  return {"", op, since, end, {{"T", math_types()}, {"T1", {kBool}}}, {}, {}, create};
+  return {"", op, since, end, {{"T", numeric_types()}, {"T1", {kBool}}}, {}, {}, create};
+}
+KernelDef logical(const char* op, KernelFactory create) {
+  return {"", op, 7, kLatestOpset, {{"T", {kBool}}, {"T1", {kBool}}}, {}, {}, create};
 }
 KernelDef movement(const char* op, int since, int end, std::vector<int> cpu_inputs, KernelFactory create) {
   return {"", op, since, end, {{"T", movable_types()}}, std::move(cpu_inputs), {}, create};
@@ -76,11 +81,26 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       binary("Mul", 13, kLatestOpset, create_binary<FP8ORT_BINARY_MUL>),
       binary("Div", 13, kLatestOpset, create_binary<FP8ORT_BINARY_DIV>),
       {"", "Pow", 13, kLatestOpset, {{"T", math_types()}, {"T1", math_types()}}, {}, {}, create_binary<FP8ORT_BINARY_POW>},
-      compare("Equal", 13, kLatestOpset, create_binary<FP8ORT_BINARY_EQUAL>),
+      {"", "Equal", 13, kLatestOpset, {{"T", {kF32, kF16, kI64, kI32, kBool}}, {"T1", {kBool}}}, {}, {},
+       create_binary<FP8ORT_BINARY_EQUAL>},
       compare("Less", 13, kLatestOpset, create_binary<FP8ORT_BINARY_LESS>),
       compare("Greater", 13, kLatestOpset, create_binary<FP8ORT_BINARY_GREATER>),
+      compare("LessOrEqual", 12, kLatestOpset, create_binary<FP8ORT_BINARY_LESS_OR_EQUAL>),
+      compare("GreaterOrEqual", 12, kLatestOpset, create_binary<FP8ORT_BINARY_GREATER_OR_EQUAL>),
+      binary("Max", 13, kLatestOpset, create_binary<FP8ORT_BINARY_MAX>),
+      binary("Min", 13, kLatestOpset, create_binary<FP8ORT_BINARY_MIN>),
+      logical("And", create_binary<FP8ORT_BINARY_AND>),
+      logical("Or", create_binary<FP8ORT_BINARY_OR>),
+      logical("Xor", create_binary<FP8ORT_BINARY_XOR>),
+      {"", "Not", 1, kLatestOpset, {{"T", {kBool}}}, {}, {}, gpu_onnx::create_not},
+      {"", "IsNaN", 13, kLatestOpset, {{"T1", math_types()}, {"T2", {kBool}}}, {}, {}, gpu_onnx::create_isnan},
       // Where 9 is what opsets 13-15 resolve to; 16 adds bfloat16
-      {"", "Where", 9, kLatestOpset, {{"B", {kBool}}, {"T", math_types()}}, {}, {}, gpu_onnx::create_where},
+      {"", "Where", 9, kLatestOpset, {{"B", {kBool}}, {"T", movable_types()}}, {}, {}, gpu_onnx::create_where},
+      // index ops of attention-mask subgraphs: Range's scalars are read in CPU memory
+      {"", "Range", 11, kLatestOpset, {{"T", {kF32, kI32, kI64}}}, {0, 1, 2}, {}, gpu_onnx::create_range},
+      {"", "GatherElements", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {}, {},
+       gpu_onnx::create_gather_elements},
+      {"", "GatherND", 13, kLatestOpset, {{"T", movable_types()}}, {}, {}, gpu_onnx::create_gather_nd},
       // data movement
       movement("Transpose", 13, 22, {}, gpu_onnx::create_transpose),
       movement("Reshape", 13, 22, {1}, gpu_onnx::create_reshape),  // 14 adds allowzero (default 0 = version 13)

@@ -1,0 +1,114 @@
+// Range, GatherElements and GatherND on the GPU device (device code: hip_kernels/onnx_index.hip). Range reads its
+// three scalars in CPU memory (the kernel row says so) and fills the output on the device; the gathers read their
+// indices on the device, where an index out of range gives zero elements (no host synchronization inside a run).
+#include <string>
+
+#include "gpu/onnx/tensor_ops.h"
+
+namespace fp8ort {
+namespace gpu_onnx {
+namespace {
+
+class RangeKernel : public Kernel {
+ public:
+  explicit RangeKernel(const OrtKernelInfo* info) { oc_ = {"Range", node_name(info)}; }
+  void compute(OrtKernelContext* ctx) override {
+    const RangeArgs r = range_args(input(ctx, 0), input(ctx, 1), input(ctx, 2));
+    Tensor y = output(ctx, 0, {r.count});
+    if (r.count == 0) return;
+    gpu_check(fp8ort_onnx_range(static_cast<int32_t>(r.type), r.start, r.delta, r.istart, r.idelta, r.count,
+                                y.mutable_data, compute_stream(ctx)),
+              "fp8ort_onnx_range");
+  }
+};
+
+void require_index_type(const Tensor& idx) {
+  if (idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 && idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
+    fail(std::string("input indices must be int64 or int32; got ") + type_name(idx.type));
+  }
+}
+
+void require_rank(const Shape& s, const char* what) {
+  if (s.size() > FP8ORT_ONNX_MAX_RANK) {
+    fail(std::string(what) + " has rank " + std::to_string(s.size()) + "; the GPU kernel takes rank <= " +
+             std::to_string(FP8ORT_ONNX_MAX_RANK),
+         ORT_NOT_IMPLEMENTED);
+  }
+}
+
+class GatherElementsKernel : public Kernel {
+ public:
+  explicit GatherElementsKernel(const OrtKernelInfo* info) : axis_(attr_int(info, "axis", 0)) {
+    oc_ = {"GatherElements", node_name(info)};
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor data = input(ctx, 0), idx = input(ctx, 1);
+    const int64_t elem = require_element_size(data, "data");
+    require_index_type(idx);
+    int64_t axis = axis_;
+    const Shape out = gather_elements_shape(data.shape, idx.shape, &axis);
+    require_rank(out, "indices");
+    Tensor y = output(ctx, 0, out);
+    if (element_count(out) == 0) return;
+    fp8ort_gather_elements_geometry g{};
+    g.rank = static_cast<int32_t>(out.size());
+    g.axis = static_cast<int32_t>(axis);
+    g.axis_dim = data.shape[axis];
+    const Shape strides = contiguous_strides(data.shape);
+    for (size_t d = 0; d < out.size(); ++d) {
+      g.dims[d] = out[d];
+      g.data_strides[d] = strides[d];
+    }
+    gpu_check(fp8ort_onnx_gather_elements(data.data, idx.data, static_cast<int32_t>(idx.type), y.mutable_data, elem, &g,
+                                          compute_stream(ctx)),
+              "fp8ort_onnx_gather_elements");
+  }
+
+ private:
+  int64_t axis_;
+};
+
+class GatherNdKernel : public Kernel {
+ public:
+  explicit GatherNdKernel(const OrtKernelInfo* info) : batch_dims_(attr_int(info, "batch_dims", 0)) {
+    oc_ = {"GatherND", node_name(info)};
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor data = input(ctx, 0), idx = input(ctx, 1);
+    const int64_t elem = require_element_size(data, "data");
+    if (idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("indices must be int64, got ") + type_name(idx.type));
+    const GatherNdGeometry geo = gather_nd_geometry(data.shape, idx.shape, batch_dims_);
+    require_rank(data.shape, "data");
+    Tensor y = output(ctx, 0, geo.out);
+    if (element_count(geo.out) == 0) return;
+    fp8ort_gather_nd_geometry g{};
+    g.batch = geo.batch;
+    g.rows = geo.rows;
+    g.k = geo.k;
+    g.slice = geo.slice;
+    g.batch_stride = geo.batch_stride;
+    int64_t step = geo.slice;
+    for (int64_t j = geo.k - 1; j >= 0; --j) {
+      g.index_dims[j] = geo.index_dims[j];
+      g.dim_strides[j] = step;
+      step *= geo.index_dims[j];
+    }
+    gpu_check(fp8ort_onnx_gather_nd(data.data, static_cast<const int64_t*>(idx.data), y.mutable_data, elem, &g,
+                                    compute_stream(ctx)),
+              "fp8ort_onnx_gather_nd");
+  }
+
+ private:
+  int64_t batch_dims_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> create_range(const OrtKernelInfo* info) { return std::make_unique<RangeKernel>(info); }
+std::unique_ptr<Kernel> create_gather_elements(const OrtKernelInfo* info) {
+  return std::make_unique<GatherElementsKernel>(info);
+}
+std::unique_ptr<Kernel> create_gather_nd(const OrtKernelInfo* info) { return std::make_unique<GatherNdKernel>(info); }
+
+}  // namespace gpu_onnx
+}  // namespace fp8ort
