@@ -146,7 +146,7 @@ def worker_summary(record: dict) -> dict:
 
 def update_record(old: dict, new: dict) -> dict:
     """``new`` laid over ``old`` for ``--update``: per model, per batch row, per system; scalars from ``new``."""
-    merged = {**old, **{k: v for k, v in new.items() if k != "results"}}
+    merged = {**old, **{k: v for k, v in new.items() if k != "results" and v is not None}}
     merged["commands"] = [*old.get("commands", [old.get("command", "")]), new.get("command", "")]
     results = {name: dict(entry) for name, entry in old.get("results", {}).items()}
     for name, entry in new.get("results", {}).items():
