@@ -83,6 +83,8 @@ def run_worker(
     runs: int,
     work: Path,
     *,
+    warmups: int = WARMUPS,
+    device: str = "cuda",
     timeout_s: float = WORKER_TIMEOUT_S,
     command: list[str] | None = None,
 ) -> dict:
@@ -91,7 +93,7 @@ def run_worker(
     ``command`` replaces ``[python, ort_cuda_fp16.py]`` (tests use it to stand in a fake worker).
     """
     argv = [*(command or [sys.executable, str(WORKER)]), name, str(onnx_path), "--work", str(work)]
-    argv += ["--runs", str(runs), "--batches", *map(str, batches)]
+    argv += ["--runs", str(runs), "--warmups", str(warmups), "--device", device, "--batches", *map(str, batches)]
     env = {**os.environ, "PYTHONPATH": site}
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env, check=False)

@@ -25,7 +25,7 @@ dimension (``add_free_dimension_override_by_name``): ORT then folds the shape co
 the CUDA EP, which graph capture requires.
 
 Timing: IOBinding, inputs as device OrtValues, outputs preallocated on the device where their shape is known;
-median of --runs runs after 10 warm-ups (the CUDA graph is captured in them), each synchronized.
+median of --runs runs after --warmups (10) warm-ups (the CUDA graph is captured in them), each synchronized.
 ``--device cpu`` runs the same code on the CPU EP (no graph capture) to check the worker without a GPU.
 """
 
@@ -41,7 +41,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
-from harness import BATCH_DIM, BERT_HEADS, BERT_HIDDEN, error_entry, make_inputs, median_seconds, ort_cuda_systems
+from harness import (
+    BATCH_DIM,
+    BERT_HEADS,
+    BERT_HIDDEN,
+    WARMUPS,
+    error_entry,
+    make_inputs,
+    median_seconds,
+    ort_cuda_systems,
+)
 from harness import timing_row as row_of
 
 # row key: (FP16 model variant, prefer_nhwc, enable_cuda_graph)
@@ -142,7 +151,7 @@ def output_shape(dims: list, batch: int) -> list[int] | None:
 
 
 def time_session(
-    sess: ort.InferenceSession, feed: dict[str, np.ndarray], device: str, batch: int, runs: int
+    sess: ort.InferenceSession, feed: dict[str, np.ndarray], device: str, batch: int, runs: int, warmups: int
 ) -> tuple[float, np.ndarray]:
     """Median seconds per run with inputs (and, where the shape is known, outputs) bound as device OrtValues."""
     binding = sess.io_binding()
@@ -159,11 +168,11 @@ def time_session(
             y = ort.OrtValue.ortvalue_from_shape_and_type(shape, NUMPY_TYPES[out.type], device)
             keep.append(y)
             binding.bind_ortvalue_output(out.name, y)
-    sec = median_seconds(lambda: sess.run_with_iobinding(binding), binding.synchronize_outputs, runs)
+    sec = median_seconds(lambda: sess.run_with_iobinding(binding), binding.synchronize_outputs, runs, warmups)
     return sec, binding.copy_outputs_to_cpu()[0]
 
 
-def run(name: str, fp32: Path, batches: list[int], runs: int, work: Path, device: str) -> dict:
+def run(name: str, fp32: Path, batches: list[int], runs: int, warmups: int, work: Path, device: str) -> dict:
     systems = ort_cuda_systems(name)
     record: dict = {
         "worker": "ort_cuda_fp16",
@@ -187,7 +196,7 @@ def run(name: str, fp32: Path, batches: list[int], runs: int, work: Path, device
             graph = graph and device == "cuda"
             try:
                 sess = make_session(models.get(variant, batch), device, nhwc, graph, batch)
-                sec, y = time_session(sess, feed, device, batch, runs)
+                sec, y = time_session(sess, feed, device, batch, runs, warmups)
                 out = work / f"{key}_b{batch}.npy"
                 np.save(out, y)
                 row[key] = row_of(batch, sec, output=str(out))
@@ -207,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("onnx", type=Path, help="the float export")
     ap.add_argument("--batches", type=int, nargs="+", required=True)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--warmups", type=int, default=WARMUPS, help="untimed runs first (graph capture happens here)")
     ap.add_argument("--work", type=Path, required=True, help="folder for the FP16 models and the outputs (.npy)")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     args = ap.parse_args(argv)
@@ -214,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     stdout, sys.stdout = sys.stdout, sys.stderr  # the optimizer and converters print: keep stdout for the JSON
     try:
-        record = run(args.model, args.onnx, args.batches, args.runs, args.work, args.device)
+        record = run(args.model, args.onnx, args.batches, args.runs, args.warmups, args.work, args.device)
     finally:
         sys.stdout = stdout
     print(json.dumps(record), flush=True)
