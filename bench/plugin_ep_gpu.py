@@ -154,11 +154,18 @@ def bench_model(name: str, args: argparse.Namespace, work: Path, vendor: int) ->
     fp32 = work / f"{name}.onnx"
     try:
         module = export_model(name, fp32)
-        variants = quantize_variants(name, fp32, work, entry, args.calibration) if "fp8ort" in args.systems else []
     except Exception as exc:  # one model failing must not hide the others
         entry.update(error_entry(exc))
         print(f"{name}: {entry['error']}", flush=True)
         return entry
+    variants: list = []
+    quantize_error: dict | None = None
+    if "fp8ort" in args.systems:
+        try:
+            variants = quantize_variants(name, fp32, work, entry, args.calibration)
+        except Exception as exc:  # the other systems still run on the export
+            quantize_error = {"error": f"quantize: {error_entry(exc)['error']}"}
+            print(f"{name}: {quantize_error['error']}", flush=True)
     batches = args.batches or default_batches(name)
     worker: dict = {}
     if "ort_cuda" in args.systems:
@@ -167,7 +174,11 @@ def bench_model(name: str, args: argparse.Namespace, work: Path, vendor: int) ->
     for batch in batches:
         feed = make_inputs(name, batch, seed=2)
         ref = float_sess.run(None, feed)[0]
-        row = fp8ort_rows(variants, feed, ref, batch, args.runs, vendor)
+        row = (
+            {"fp8ort": dict(quantize_error)}
+            if quantize_error
+            else fp8ort_rows(variants, feed, ref, batch, args.runs, vendor)
+        )
         row.update(torch_rows(module, name, feed, batch, args.runs, args.systems))
         merge_row(row, worker.get(str(batch), {}), ref, fp8ort.sqnr_db)
         entry[str(batch)] = row
