@@ -71,7 +71,7 @@ def timing_row(batch: int, seconds: float, **extra: object) -> dict[str, object]
 def ort_cuda_systems(name: str) -> list[str]:
     """The row keys the ORT CUDA EP worker writes for a model (also the keys a failed worker marks as errors)."""
     if name == "bert":  # no convolutions: prefer_nhwc does nothing; the optimizer route is ORT's best for BERT
-        return ["ort_cuda_fp16_opt_graph", "ort_cuda_fp16_opt", "ort_cuda_fp16"]
+        return ["ort_cuda_fp16_opt_graph", "ort_cuda_fp16_opt", "ort_cuda_fp16_graph", "ort_cuda_fp16"]
     return ["ort_cuda_fp16_nhwc_graph", "ort_cuda_fp16"]
 
 

@@ -21,6 +21,7 @@ LABELS = {
     "ort_cuda_fp16_nhwc_graph": "ORT CUDA EP FP16, prefer_nhwc + CUDA graph",
     "ort_cuda_fp16_opt_graph": "ORT CUDA EP FP16, transformer optimizer + CUDA graph",
     "ort_cuda_fp16_opt": "ORT CUDA EP FP16, transformer optimizer",
+    "ort_cuda_fp16_graph": "ORT CUDA EP FP16 + CUDA graph",
     "ort_cuda_fp16": "ORT CUDA EP FP16",
     "torch_fp16_graph": "PyTorch FP16 + CUDA graph",
     "torch_compile_graph": "PyTorch FP16 torch.compile + CUDA graph",
