@@ -1,7 +1,7 @@
 """Models as users export them, quantized by fp8ort, through the plugin EP, against ORT's and PyTorch's FP16.
 
 For each model (torchvision ResNet-50, timm EfficientNet-B0, Hugging Face BERT-base at sequence 128; random weights;
-exported by ``torch_models.export_model``) and batch size, in one run (``--systems`` picks among them):
+exported by ``pytorch_side.export_model``) and batch size, in one run (``--systems`` picks among them):
 * fp8ort: ``fp8ort.quantize`` with the default config, run by ``Fp8OrtExecutionProvider`` on the GPU of the stock
   onnxruntime wheel (IOBinding with device OrtValues, the vendor-id route), graph capture off and on, and the NHWC
   variant for the CNNs; node placement and the output's SQNR against the float model are recorded;
@@ -47,7 +47,7 @@ from harness import (
 )
 from plot import LABELS, write_all
 from plot import systems as systems_of
-from torch_models import export_model, time_torch
+from pytorch_side import export_model, time_torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import fp8ort  # noqa: E402
