@@ -1,13 +1,21 @@
-"""Models as users export them, quantized by fp8ort, through the plugin EP on the stock onnxruntime wheel.
+"""Models as users export them, quantized by fp8ort, through the plugin EP, against ORT's and PyTorch's FP16.
 
-For each model (torchvision ResNet-50 exported with ``torch.onnx.export(dynamo=False)``, timm EfficientNet-B0,
-Hugging Face BERT-base at sequence 128; random weights: no hub downloads on the GPU machine) and batch size:
-* fp8ort: ``fp8ort.quantize`` with the default config, run by ``Fp8OrtExecutionProvider`` on the GPU
-  (IOBinding with device OrtValues, the vendor-id route), graph capture off and on; the node placement is
-  checked (every node on the EP) and the output compared with the float model (SQNR, dB);
-* PyTorch FP16 (channels_last for the CNNs) replayed as a CUDA graph, in the same run.
+For each model (torchvision ResNet-50, timm EfficientNet-B0, Hugging Face BERT-base at sequence 128; random weights;
+exported by ``pytorch_side.export_model``) and batch size, in one run (``--systems`` picks among them):
+* fp8ort: ``fp8ort.quantize`` with the default config, run by ``Fp8OrtExecutionProvider`` on the GPU of the stock
+  onnxruntime wheel (IOBinding with device OrtValues, the vendor-id route), graph capture off and on, and the NHWC
+  variant for the CNNs; node placement and the output's SQNR against the float model are recorded;
+* ort_cuda: ORT's CUDA EP in FP16 (prefer_nhwc + CUDA graph, and plain; for BERT also after ORT's transformer
+  optimizer), from ``ort_cuda_fp16.py`` run as a subprocess with ``--ort-gpu-site`` (onnxruntime-gpu) on PYTHONPATH;
+* torch: PyTorch FP16 (channels_last for the CNNs, SDPA for BERT) replayed as a CUDA graph;
+* torch_compile (``--torch-compile``): the same through ``torch.compile(mode="max-autotune-no-cudagraphs")``,
+  minutes of compiling per model and batch size.
 
-    python bench/plugin_ep_gpu.py --out bench/results/plugin_ep_h200.json [--models resnet50 efficientnet_b0 bert]
+    python3 bench/plugin_ep_gpu.py --out bench/results/h200.json --ort-gpu-site /tmp/ortsite --plot
+        [--models resnet50 efficientnet_b0 bert] [--batches 1 32 256] [--torch-compile] [--update]
+
+``--update`` lays this run's rows over the existing ``--out`` file (per model, batch and system), so the models can
+be measured in separate calls; ``--plot`` then writes ``<out>.png`` and ``<out>.md`` (bench/plot.py).
 """
 
 from __future__ import annotations
@@ -15,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,65 +31,33 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+from harness import (
+    MODELS,
+    WARMUPS,
+    default_batches,
+    error_entry,
+    make_inputs,
+    median_seconds,
+    merge_row,
+    run_worker,
+    timing_row,
+    update_record,
+    worker_rows,
+    worker_summary,
+)
+from plot import LABELS, write_all
+from plot import systems as systems_of
+from pytorch_side import export_model, time_torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import fp8ort  # noqa: E402
 
 VENDOR_IDS = {"cuda": 0x10DE, "hip": 0x1002}
-
-
-def export_model(name: str, path: Path, batch_dim: str = "N") -> object:
-    """Exports a float model as a user would (TorchScript exporter, opset 17); returns the torch module."""
-    import torch
-
-    torch.manual_seed(0)
-    if name == "resnet50":
-        import torchvision
-
-        m = torchvision.models.resnet50().eval()
-        x = torch.randn(1, 3, 224, 224)
-        args, names, axes = (x,), ["input"], {"input": {0: batch_dim}, "logits": {0: batch_dim}}
-        outs = ["logits"]
-    elif name == "efficientnet_b0":
-        import timm
-
-        m = timm.create_model("efficientnet_b0", pretrained=False).eval()
-        x = torch.randn(1, 3, 224, 224)
-        args, names, axes = (x,), ["input"], {"input": {0: batch_dim}, "logits": {0: batch_dim}}
-        outs = ["logits"]
-    elif name == "bert":
-        from transformers import BertConfig, BertModel
-
-        class Encoder(torch.nn.Module):  # inputs by keyword: forward()'s parameter order differs between versions
-            def __init__(self) -> None:
-                super().__init__()
-                self.bert = BertModel(BertConfig())
-
-            def forward(self, input_ids, attention_mask):
-                return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-        m = Encoder().eval()
-        ids = torch.randint(0, 30522, (1, 128))
-        mask = torch.ones(1, 128, dtype=torch.int64)
-        args, names = (ids, mask), ["input_ids", "attention_mask"]
-        axes = {"input_ids": {0: batch_dim}, "attention_mask": {0: batch_dim}, "last_hidden_state": {0: batch_dim}}
-        outs = ["last_hidden_state"]
-    else:
-        raise ValueError(f"unknown model {name!r}")
-    torch.onnx.export(
-        m, args, str(path), input_names=names, output_names=outs, dynamic_axes=axes, opset_version=17, dynamo=False
-    )
-    return m
-
-
-def make_inputs(name: str, batch: int, seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    if name == "bert":
-        return {
-            "input_ids": rng.integers(0, 30522, (batch, 128), dtype=np.int64),
-            "attention_mask": np.ones((batch, 128), dtype=np.int64),
-        }
-    return {"input": rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
+SYSTEMS = ("fp8ort", "ort_cuda", "torch", "torch_compile")
+MODELS_NOTE = (
+    "exports, not fp8ort's own graphs: torchvision ResNet-50, timm EfficientNet-B0 and Hugging Face BERT-base "
+    "(seq 128), random weights (seed 0), torch.onnx.export(dynamo=False) opset 17; calibration on random inputs"
+)
 
 
 def ep_session(path: str, graph: bool) -> ort.InferenceSession:
@@ -96,61 +71,17 @@ def ep_session(path: str, graph: bool) -> ort.InferenceSession:
 def time_ep(
     sess: ort.InferenceSession, feed: dict[str, np.ndarray], out_shape: list[int], runs: int, vendor: int
 ) -> tuple[float, np.ndarray]:
-    """Median seconds per run with inputs and outputs bound as device OrtValues."""
+    """Median seconds per run with inputs and outputs bound as device OrtValues (graph capture in the warm-ups)."""
     binding = sess.io_binding()
     keep = []
     for inp in sess.get_inputs():
         v = ort.OrtValue.ortvalue_from_numpy(feed[inp.name], "gpu", 0, vendor)
         keep.append(v)
         binding.bind_ortvalue_input(inp.name, v)
-    out = sess.get_outputs()[0]
     y = ort.OrtValue.ortvalue_from_shape_and_type(out_shape, np.float32, "gpu", 0, vendor)
-    binding.bind_ortvalue_output(out.name, y)
-    for _ in range(10):  # warm-up; graph capture happens here
-        sess.run_with_iobinding(binding)
-    binding.synchronize_outputs()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        sess.run_with_iobinding(binding)
-        binding.synchronize_outputs()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), y.numpy()
-
-
-def time_torch(module: object, name: str, feed: dict[str, np.ndarray], runs: int) -> float:
-    """PyTorch FP16 (channels_last for CNNs), replayed as a CUDA graph: median seconds per replay."""
-    import torch
-
-    m = module.half().cuda()
-    if name == "bert":
-        args = [torch.from_numpy(feed["input_ids"]).cuda(), torch.from_numpy(feed["attention_mask"]).cuda()]
-        kwargs = {}
-    else:
-        m = m.to(memory_format=torch.channels_last)
-        args = [torch.from_numpy(feed["input"]).half().cuda().to(memory_format=torch.channels_last)]
-        kwargs = {}
-    with torch.inference_mode():
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                m(*args, **kwargs)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            m(*args, **kwargs)
-        for _ in range(5):
-            g.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            g.replay()
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - t0)
-    m.float().cpu()
-    return statistics.median(times)
+    binding.bind_ortvalue_output(sess.get_outputs()[0].name, y)
+    sec = median_seconds(lambda: sess.run_with_iobinding(binding), binding.synchronize_outputs, runs)
+    return sec, y.numpy()
 
 
 def placement(path: str) -> dict[str, int]:
@@ -160,6 +91,100 @@ def placement(path: str) -> dict[str, int]:
     for ep in sess.placement.values():
         counts[ep] = counts.get(ep, 0) + 1
     return counts
+
+
+def quantize_variants(name: str, fp32: Path, work: Path, entry: dict, calibration: int) -> list[tuple[str, Path, bool]]:
+    """Quantizes the export (and, for the CNNs, its NHWC twin); returns (row key, model, graph capture) triples."""
+    calib = make_inputs(name, calibration, seed=1)
+    fp8 = work / f"{name}.fp8.onnx"
+    t0 = time.perf_counter()
+    _, report = fp8ort.quantize(str(fp32), str(fp8), calibration_data=calib, return_report=True)
+    entry["quantize_s"] = time.perf_counter() - t0
+    entry["fp8_mac_share"] = report.fp8_mac_share
+    entry["placement"] = placement(str(fp8))
+    variants = [("fp8ort", fp8, False), ("fp8ort_graph", fp8, True)]
+    if name != "bert":  # the same model quantized channels-last: FP8 tensors stay NHWC between the convs
+        fp8n = work / f"{name}.fp8.nhwc.onnx"
+        fp8ort.quantize(str(fp32), str(fp8n), calibration_data=calib, config=fp8ort.QuantizeConfig(layout="NHWC"))
+        entry["placement_nhwc"] = placement(str(fp8n))
+        variants.append(("fp8ort_nhwc", fp8n, False))
+    print(
+        f"{name}: quantized in {entry['quantize_s']:.1f} s, FP8 MACs {entry['fp8_mac_share']:.1%}, "
+        f"placement {entry['placement']}",
+        flush=True,
+    )
+    return variants
+
+
+def fp8ort_rows(variants: list, feed: dict, ref: np.ndarray, batch: int, runs: int, vendor: int) -> dict:
+    row: dict = {}
+    for key, path, graph in variants:
+        try:
+            sec, y = time_ep(ep_session(str(path), graph), feed, list(ref.shape), runs, vendor)
+            row[key] = timing_row(batch, sec, sqnr_db_vs_fp32=fp8ort.sqnr_db(ref, y))
+        except Exception as exc:  # one variant failing must not hide the others
+            row[key] = error_entry(exc)
+    return row
+
+
+def torch_rows(module: object, name: str, feed: dict, batch: int, runs: int, systems: list[str]) -> dict:
+    """PyTorch FP16 + CUDA graph, eager and (if asked) through torch.compile."""
+    row: dict = {}
+    for key, system, compile in (("torch_fp16_graph", "torch", False), ("torch_compile_graph", "torch_compile", True)):
+        if system in systems:
+            try:
+                row[key] = timing_row(batch, time_torch(module, name, feed, runs, compile=compile))
+            except Exception as exc:
+                row[key] = error_entry(exc)
+    return row
+
+
+def ort_cuda_rows(site: str, name: str, fp32: Path, batches: list[int], runs: int, work: Path, entry: dict) -> dict:
+    """Runs the ORT CUDA EP worker on the export; its rows by batch (errors in place of a failed worker's rows)."""
+    t0 = time.perf_counter()
+    record = run_worker(site, name, fp32, batches, runs, work / f"{name}_ort_cuda")
+    entry["ort_cuda"] = {**worker_summary(record), "worker_s": time.perf_counter() - t0}
+    print(f"{name}: ORT CUDA EP worker done in {entry['ort_cuda']['worker_s']:.0f} s", flush=True)
+    return worker_rows(record, name, batches)
+
+
+def bench_model(name: str, args: argparse.Namespace, work: Path, vendor: int) -> dict:
+    """Every asked system at every batch size of one model: the model's entry of the record."""
+    entry: dict = {}
+    fp32 = work / f"{name}.onnx"
+    try:
+        module = export_model(name, fp32)
+    except Exception as exc:  # one model failing must not hide the others
+        entry.update(error_entry(exc))
+        print(f"{name}: {entry['error']}", flush=True)
+        return entry
+    variants: list = []
+    quantize_error: dict | None = None
+    if "fp8ort" in args.systems:
+        try:
+            variants = quantize_variants(name, fp32, work, entry, args.calibration)
+        except Exception as exc:  # the other systems still run on the export
+            quantize_error = {"error": f"quantize: {error_entry(exc)['error']}"}
+            print(f"{name}: {quantize_error['error']}", flush=True)
+    batches = args.batches or default_batches(name)
+    worker: dict = {}
+    if "ort_cuda" in args.systems:
+        worker = ort_cuda_rows(args.ort_gpu_site, name, fp32, batches, args.runs, work, entry)
+    float_sess = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
+    for batch in batches:
+        feed = make_inputs(name, batch, seed=2)
+        ref = float_sess.run(None, feed)[0]
+        row = (
+            {"fp8ort": dict(quantize_error)}
+            if quantize_error
+            else fp8ort_rows(variants, feed, ref, batch, args.runs, vendor)
+        )
+        row.update(torch_rows(module, name, feed, batch, args.runs, args.systems))
+        merge_row(row, worker.get(str(batch), {}), ref, fp8ort.sqnr_db)
+        entry[str(batch)] = row
+        shown = [f"{k} {v['per_s']:.0f}/s" if "per_s" in v else f"{k} {v['error'][:80]}" for k, v in row.items()]
+        print(f"{name} batch {batch}: " + ", ".join(shown), flush=True)
+    return entry
 
 
 def gpu_name() -> str:
@@ -174,85 +199,71 @@ def gpu_name() -> str:
         return "unknown"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--models", nargs="+", default=["resnet50", "efficientnet_b0", "bert"])
-    ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--calibration", type=int, default=8, help="calibration samples (random data)")
-    args = ap.parse_args()
-    vendor = VENDOR_IDS.get(fp8ort.backend(), 0x10DE)
-    work = Path(tempfile.mkdtemp(prefix="fp8ort_ep_"))
-    results: dict = {}
-    for name in args.models:
-        entry: dict = {}
-        results[name] = entry
-        fp32 = work / f"{name}.onnx"
-        fp8 = work / f"{name}.fp8.onnx"
-        try:
-            module = export_model(name, fp32)
-            calib = make_inputs(name, args.calibration, seed=1)
-            t0 = time.perf_counter()
-            _, report = fp8ort.quantize(str(fp32), str(fp8), calibration_data=calib, return_report=True)
-            entry["quantize_s"] = time.perf_counter() - t0
-            entry["fp8_mac_share"] = report.fp8_mac_share
-            entry["placement"] = placement(str(fp8))
-            variants = [("fp8ort", fp8, False), ("fp8ort_graph", fp8, True)]
-            if name != "bert":  # the same model quantized channels-last: FP8 tensors stay NHWC between the convs
-                fp8n = work / f"{name}.fp8.nhwc.onnx"
-                fp8ort.quantize(
-                    str(fp32), str(fp8n), calibration_data=calib, config=fp8ort.QuantizeConfig(layout="NHWC")
-                )
-                entry["placement_nhwc"] = placement(str(fp8n))
-                variants.append(("fp8ort_nhwc", fp8n, False))
-        except Exception as exc:  # one model failing must not hide the others
-            entry["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-            print(f"{name}: {entry['error']}", flush=True)
-            continue
-        print(
-            f"{name}: quantized in {entry['quantize_s']:.1f} s, FP8 MACs {entry['fp8_mac_share']:.1%}, "
-            f"placement {entry['placement']}",
-            flush=True,
-        )
-        float_sess = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
-        for batch in [1, 32] if name == "bert" else [1, 32, 256]:
-            feed = make_inputs(name, batch, seed=2)
-            row: dict = {}
-            entry[str(batch)] = row
-            ref = float_sess.run(None, feed)[0]
-            for key, path, graph in variants:
-                try:
-                    sec, y = time_ep(ep_session(str(path), graph), feed, list(ref.shape), args.runs, vendor)
-                    row[key] = {"ms": sec * 1e3, "per_s": batch / sec, "sqnr_db_vs_fp32": fp8ort.sqnr_db(ref, y)}
-                except Exception as exc:
-                    row[key] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
-            try:
-                sec = time_torch(module, name, feed, args.runs)
-                row["torch_fp16_graph"] = {"ms": sec * 1e3, "per_s": batch / sec}
-            except Exception as exc:
-                row["torch_fp16_graph"] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
-            print(
-                f"{name} batch {batch}: "
-                + ", ".join(
-                    f"{k} {v['per_s']:.0f}/s" if "per_s" in v else f"{k} {v['error'][:80]}" for k, v in row.items()
-                ),
-                flush=True,
-            )
-    record = {
-        "benchmark": "exported models through fp8ort's plugin EP on the stock onnxruntime wheel, against PyTorch FP16",
+def build_record(args: argparse.Namespace, results: dict) -> dict:
+    workers = [e["ort_cuda"] for e in results.values() if "ort_cuda" in e]
+    gpu_versions = [w["onnxruntime"] for w in workers if "onnxruntime" in w and "error" not in w]
+    return {
+        "benchmark": "exported models through fp8ort's plugin EP, against ORT CUDA EP FP16 and PyTorch FP16",
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "gpu": gpu_name(),
         "onnxruntime": ort.__version__,
+        "onnxruntime_gpu": gpu_versions[0] if gpu_versions else None,
         "fp8ort": fp8ort.__version__,
         "date": datetime.date.today().isoformat(),
-        "weights": "random (torchvision/timm/transformers constructors, seed 0); calibration on random inputs",
-        "timing": f"median of {args.runs} runs after 10 warm-ups; IOBinding with device OrtValues",
+        "models": MODELS_NOTE,
+        "timing": f"median of {args.runs} runs after {WARMUPS} warm-ups, each synchronized; IOBinding with device "
+        "OrtValues (ORT), CUDA graph replay (PyTorch)",
+        "systems": systems_note(results),
         "results": results,
     }
+
+
+def systems_note(results: dict) -> dict[str, str]:
+    """What each row key of the record means."""
+    seen = {k for e in results.values() for k in systems_of(e)}
+    return {k: LABELS.get(k, k) for k in [*(k for k in LABELS if k in seen), *sorted(seen - LABELS.keys())]}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=None, help="JSON record to write (bench/results/h200.json)")
+    ap.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    ap.add_argument("--batches", type=int, nargs="+", default=None, help="default: 1 32 256 (BERT: 1 32)")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--calibration", type=int, default=8, help="calibration samples (random data)")
+    ap.add_argument("--systems", nargs="+", choices=SYSTEMS, default=["fp8ort", "ort_cuda", "torch"])
+    ap.add_argument("--ort-gpu-site", default=None, help="folder holding onnxruntime-gpu (for the ort_cuda rows)")
+    ap.add_argument("--torch-compile", action="store_true", help="add the torch.compile rows (slow to compile)")
+    ap.add_argument("--update", action="store_true", help="lay the results over the existing --out record")
+    ap.add_argument("--plot", action="store_true", help="also write <out>.png and <out>.md (bench/plot.py)")
+    args = ap.parse_args(argv)
+    if args.torch_compile and "torch_compile" not in args.systems:
+        args.systems.append("torch_compile")
+    if "ort_cuda" in args.systems and not args.ort_gpu_site:
+        print("ort_cuda rows skipped: no --ort-gpu-site (see bench/NOTES.md)", file=sys.stderr)
+        args.systems.remove("ort_cuda")
+    if (args.update or args.plot) and not args.out:
+        ap.error("--update and --plot need --out")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    vendor = VENDOR_IDS.get(fp8ort.backend(), 0x10DE) if "fp8ort" in args.systems else 0  # backend() loads the library
+    work = Path(tempfile.mkdtemp(prefix="fp8ort_ep_"))
+    results = {name: bench_model(name, args, work, vendor) for name in args.models}
+    record = build_record(args, results)
+    if args.update and args.out.exists():
+        record = update_record(json.loads(args.out.read_text()), record)
+        record["systems"] = systems_note(record["results"])
     text = json.dumps(record, indent=2)
     print(text)
     if args.out:
-        Path(args.out).write_text(text + "\n")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+        if args.plot:
+            for path in write_all(record, args.out):
+                print(f"wrote {path}", flush=True)
     return 0
 
 
