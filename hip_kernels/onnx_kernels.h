@@ -164,6 +164,11 @@ FP8ORT_GPU_API fp8ort_status fp8ort_onnx_gather(const void* data, const void* in
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_fill(void* dst, int64_t elem_size, int64_t count, uint64_t value_bits,
                                               void* stream);
 
+/* dst[i] = values[i] for i < count (INT64), the values passed to the kernel by value (no copy from host memory
+ * that could still change, no host synchronization): Shape's output on the device. count <= FP8ORT_ONNX_MAX_VALUES. */
+#define FP8ORT_ONNX_MAX_VALUES 16
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_write_int64s(int64_t* dst, const int64_t* values, int32_t count, void* stream);
+
 #ifdef __cplusplus
 }
 #endif

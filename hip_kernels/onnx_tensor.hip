@@ -161,6 +161,15 @@ fp8ort_status launch_fill(void* dst, int64_t count, uint64_t bits, hipStream_t s
     return check_launch("fp8ort_onnx_fill");
 }
 
+struct int64_values {
+    long long v[FP8ORT_ONNX_MAX_VALUES];
+};
+
+__global__ void write_values_kernel(long long* __restrict__ dst, int64_values values, int count) {
+    const int i = static_cast<int>(threadIdx.x);
+    if (i < count) dst[i] = values.v[i];
+}
+
 bool mul_overflows(int64_t a, int64_t b) { return a != 0 && b > INT64_MAX / a; }
 
 }  // namespace
@@ -292,5 +301,18 @@ extern "C" fp8ort_status fp8ort_onnx_fill(void* dst, int64_t elem_size, int64_t 
         case 4: st = launch_fill<4>(dst, count, value_bits, s); break;
         default: st = launch_fill<8>(dst, count, value_bits, s); break;
     }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_write_int64s(int64_t* dst, const int64_t* values, int32_t count, void* stream) {
+    const char* name = "fp8ort_onnx_write_int64s";
+    if (count < 0 || count > FP8ORT_ONNX_MAX_VALUES)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: count %d is outside [0, %d]", name, count, FP8ORT_ONNX_MAX_VALUES);
+    if (count == 0) return ok();
+    if (!dst || !values) return fail(FP8ORT_INVALID_ARGUMENT, "%s: dst and values must not be NULL", name);
+    int64_values v{};
+    for (int32_t i = 0; i < count; ++i) v.v[i] = static_cast<long long>(values[i]);
+    write_values_kernel<<<1, FP8ORT_ONNX_MAX_VALUES, 0, as_stream(stream)>>>(reinterpret_cast<long long*>(dst), v, count);
+    const fp8ort_status st = check_launch(name);
     return st == FP8ORT_OK ? ok() : st;
 }

@@ -6,6 +6,9 @@
 #   kernels  the kernel tests (tests/gpu) against the NumPy reference
 #   memcheck compute-sanitizer memcheck over the plugin-EP GPU tests
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
+#            (BENCH_ARGS: more arguments, e.g. "--models bert")
+#   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
+#            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
 # (libfp8ort.so and libfp8ort_kernels.so, CUDA sm_90a). Logs and results: $OUT.
 set -uo pipefail
@@ -39,8 +42,19 @@ for step in $steps; do
             -p no:cacheprovider tests/ep -k "gpu" > "$o/memcheck.log" 2>&1
         rc=$?; grep -E "ERROR SUMMARY|Invalid" "$o/memcheck.log" | head -10 ;;
     bench)
-        timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/plugin_ep_h200.json" > "$o/bench.log" 2>&1
+        timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/plugin_ep_h200.json" ${BENCH_ARGS:-} \
+            > "$o/bench.log" 2>&1
         rc=$?; grep -E "batch|quantized|Error|error" "$o/bench.log" | head -40 ;;
+    profile)
+        rc=0
+        for p in ${PROFILES:-resnet50:NCHW:32}; do
+            IFS=: read -r model layout batch <<< "$p"
+            f="$o/profile_${model}_${layout}_${batch}.txt"
+            timeout "${PROFILE_TIMEOUT:-150}" ncu --profile-from-start off --metrics gpu__time_duration.sum \
+                --print-summary per-kernel python3 bench/profile_ep.py --model "$model" --layout "$layout" \
+                --batch "$batch" > "$f" 2>&1 || rc=$?
+            python3 tools/ncu_summary.py "$f" | head -12
+        done ;;
     *) echo "unknown step $step"; rc=2 ;;
     esac
     last=$(tail -1 "$o/${step}.log" 2>/dev/null || true)

@@ -14,6 +14,7 @@ import onnx_ir.passes.common
 
 from .. import numerics as nx
 from .config import QuantizeConfig
+from .layout import SinkLayoutTransposesPass
 from .prepare import is_std, new_initializer
 from .rules import Group, fp8_outputs
 
@@ -153,6 +154,7 @@ class Fp8OrtEmitter(_Emitter):
 
     def finish(self) -> None:
         if self.config.layout == "NHWC":
+            SinkLayoutTransposesPass()(self.model)
             FoldLayoutTransposesPass()(self.model)
         super().finish()
 

@@ -31,3 +31,63 @@ def test_nhwc_model_loads_and_matches_nchw(build):
         outs[layout] = ops.run(ops.session(q, lib), feed)
     for a, b in zip(outs["NCHW"], outs["NHWC"], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+SQUEEZE_EXCITE = """
+<ir_version: 10, opset_import: ["" : 17]>
+se (float[N,8,12,12] x) => (float[N,10] y) {
+    c1 = Conv <pads=[1,1,1,1]> (x, w1, b1)
+    a1 = Sigmoid (c1)
+    h = Mul (c1, a1)
+    p = GlobalAveragePool (h)
+    s1 = Conv (p, ws1, bs1)
+    r1 = Relu (s1)
+    s2 = Conv (r1, ws2, bs2)
+    g = Sigmoid (s2)
+    hs = Mul (h, g)
+    hh = Mul (hs, half)
+    c2 = Conv <pads=[1,1,1,1]> (hh, w2, b2)
+    q = GlobalAveragePool (c2)
+    f = Flatten (q)
+    y = Gemm <transB=1> (f, wfc, bfc)
+}
+"""
+
+
+def test_nhwc_squeeze_excitation_stays_channels_last():
+    """GlobalAveragePool and the SE scale Mul run on the NHWC tensors: only the model's boundary transposes are
+    left (NCHW input in, pooled features out), and the output is bit-identical to the NCHW model's."""
+    lib = library_path()
+    if lib is None:
+        pytest.skip("libfp8ort.so is not built")
+    rng = np.random.default_rng(0)
+
+    def w(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    weights = {
+        "w1": w(8, 8, 3, 3),
+        "b1": w(8),
+        "ws1": w(4, 8, 1, 1),
+        "bs1": w(4),
+        "ws2": w(8, 4, 1, 1),
+        "bs2": w(8),
+        "half": np.array(0.5, np.float32),
+        "w2": w(8, 8, 3, 3),
+        "b2": w(8),
+        "wfc": w(10, 8),
+        "bfc": w(10),
+    }
+    calib = {"x": rng.standard_normal((8, 8, 12, 12)).astype(np.float32)}
+    outs = {}
+    for layout in ("NCHW", "NHWC"):
+        model = qmodels.build(SQUEEZE_EXCITE, weights)
+        q = fp8ort.quantize(ir.to_proto(model), calibration_data=calib, config=fp8ort.QuantizeConfig(layout=layout))
+        onnx.checker.check_model(q, full_check=True)
+        if layout == "NHWC":
+            ops_used = [n.op_type for n in q.graph.node if n.domain == ""]
+            assert ops_used.count("Transpose") == 2, ops_used  # the input, and the pooled [N,1,1,C] features
+            assert "GlobalAveragePool" not in ops_used and ops_used.count("ReduceMean") == 2, ops_used
+        outs[layout] = ops.run(ops.session(q, lib), {"x": calib["x"][:3]})
+    for a, b in zip(outs["NCHW"], outs["NHWC"], strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -61,7 +61,7 @@ std::vector<int64_t> unsqueeze_out(const CopyKernel&, OrtKernelContext* ctx, con
 
 std::vector<int64_t> same_shape(const CopyKernel&, OrtKernelContext*, const std::vector<int64_t>& in) { return in; }
 
-// Shape: dims [start, end) of the input, written to CPU memory (cpu_outputs {0}); start/end from opset 15.
+// Shape: dims [start, end) of the input, written to device memory; start/end from opset 15.
 class ShapeKernel : public Kernel {
  public:
   explicit ShapeKernel(const OrtKernelInfo* info) {
@@ -79,8 +79,17 @@ class ShapeKernel : public Kernel {
     };
     const int64_t b = clamp_dim(start_), e = has_end_ ? clamp_dim(end_) : rank;
     const int64_t n = e > b ? e - b : 0;
+    if (n > FP8ORT_ONNX_MAX_VALUES) {
+      fail("input has rank " + std::to_string(rank) + "; the GPU Shape writes at most " +
+               std::to_string(FP8ORT_ONNX_MAX_VALUES) + " dimensions",
+           ORT_NOT_IMPLEMENTED);
+    }
     Tensor y = output(ctx, 0, {n});
-    if (n > 0) std::memcpy(y.mutable_data, x.shape.data() + b, static_cast<size_t>(n) * sizeof(int64_t));
+    // On the device, like every other output of this device's kernels: the consumers (Gather, Unsqueeze, Concat...)
+    // are device kernels; onnxruntime copies to the host where a consumer reads a CPU-memory input.
+    gpu_check(fp8ort_onnx_write_int64s(static_cast<int64_t*>(y.mutable_data), x.shape.data() + b,
+                                       static_cast<int32_t>(n), compute_stream(ctx)),
+              "fp8ort_onnx_write_int64s");
   }
 
  private:

@@ -115,7 +115,7 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
        gpu_onnx::create_slice},
       {"", "Gather", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {}, {}, gpu_onnx::create_gather},
       movement("Expand", 13, kLatestOpset, {1}, gpu_onnx::create_expand),
-      {"", "Shape", 13, 22, {{"T", movable_types()}, {"T1", {kI64}}}, {}, {0}, gpu_onnx::create_shape},  // 15: start/end
+      {"", "Shape", 13, 22, {{"T", movable_types()}, {"T1", {kI64}}}, {}, {}, gpu_onnx::create_shape},  // 15: start/end
       // ConstantOfShape 9 is what opsets 13-19 resolve to; 20 and 21 add FP8 and 4-bit value types
       {"", "ConstantOfShape", 9, 22, {{"T1", {kI64}}, {"T2", movable_types()}}, {0}, {}, gpu_onnx::create_constant_of_shape},
   };

@@ -1,0 +1,128 @@
+"""Keep channels-last tensors channels-last past the ops that do not care about the layout (``layout="NHWC"``).
+
+The NHWC emitter puts a Transpose back to NCHW wherever an NHWC FP8Conv meets a node it does not rewrite. In
+squeeze-excitation blocks (MobileNetV3, EfficientNet) those nodes are a GlobalAveragePool and the Mul that scales the
+feature map, so every block crossed layouts four times, on float tensors. This pass moves the layout Transpose
+below such nodes:
+
+* ``GlobalAveragePool(to_nchw(v))`` becomes ``to_nchw(ReduceMean(v, axes=[1, 2], keepdims=1))``;
+* a broadcasting elementwise op whose inputs are each ``to_nchw`` of a 4-D value, or a one-element constant,
+  becomes ``to_nchw`` of the same op on the NHWC values.
+
+Repeated until nothing moves; ``FoldLayoutTransposesPass`` then cancels each ``to_nhwc(to_nchw(v))`` pair, so FP8Conv
+reads the NHWC tensor directly. The results are the same numbers: only where the data sits in memory changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+
+from .prepare import is_std, new_initializer
+
+TO_NCHW = [0, 3, 1, 2]
+LAYOUT_FREE_BINARY = ("Add", "Sub", "Mul", "Div")
+LAYOUT_FREE_UNARY = ("Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Clip", "Tanh")
+REDUCE_AXES_AS_INPUT = 18  # ReduceMean takes axes as an input from opset 18
+
+
+def _to_nchw_source(v: ir.Value | None) -> ir.Value | None:
+    """The NHWC value ``v`` is the layout transpose of, or None."""
+    node = v.producer() if v is not None else None
+    if not is_std(node, "Transpose") or not (node.name or "").endswith(".to_nchw"):
+        return None
+    perm = node.attributes.get("perm")
+    return node.inputs[0] if perm is not None and list(perm.as_ints()) == TO_NCHW else None
+
+
+def _is_scalar_constant(v: ir.Value | None) -> bool:
+    return v is not None and v.const_value is not None and int(np.prod(v.const_value.shape)) == 1
+
+
+def _nhwc_shape(shape: ir.Shape | None) -> ir.Shape | None:
+    return None if shape is None or len(shape) != 4 else ir.Shape([shape[0], shape[2], shape[3], shape[1]])
+
+
+def _broadcast(a: ir.Shape, b: ir.Shape) -> ir.Shape | None:
+    """Two 4-D shapes broadcast together (None when a pair of dimensions cannot be told apart statically)."""
+    dims = []
+    for x, y in zip(a, b):
+        if x == 1:
+            dims.append(y)
+        elif y == 1 or x == y:
+            dims.append(x)
+        else:
+            return None
+    return ir.Shape(dims)
+
+
+class SinkLayoutTransposesPass(ir.passes.InPlacePass):
+    """Move ``.to_nchw`` layout transposes below GlobalAveragePool and layout-free elementwise ops."""
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        self.opset = model.opset_imports.get("", 21)
+        modified = False
+        changed = True
+        while changed:
+            changed = False
+            for node in list(model.graph):
+                if node.graph is None:  # removed earlier in this sweep
+                    continue
+                if self._sink(model.graph, node):
+                    changed = modified = True
+        return ir.passes.PassResult(model, modified)
+
+    def _sink(self, graph: ir.Graph, node: ir.Node) -> bool:
+        if is_std(node, "GlobalAveragePool"):
+            src = _to_nchw_source(node.inputs[0])
+            if src is None or src.shape is None or len(src.shape) != 4:
+                return False
+            inputs = [src]
+            attrs = [ir.AttrInt64("keepdims", 1)]
+            if self.opset >= REDUCE_AXES_AS_INPUT:
+                inputs.append(new_initializer(graph, f"{node.name or 'gap'}.axes", np.array([1, 2], np.int64)))
+            else:
+                attrs.append(ir.AttrInt64s("axes", [1, 2]))
+            out_shape = ir.Shape([src.shape[0], 1, 1, src.shape[3]])
+            return self._replace(graph, node, "ReduceMean", inputs, attrs, out_shape)
+        if node.domain not in ("", "ai.onnx") or node.outputs[0].is_graph_output():
+            return False
+        if node.op_type in LAYOUT_FREE_UNARY:
+            src = _to_nchw_source(node.inputs[0])
+            if src is None or any(not (v is None or _is_scalar_constant(v)) for v in node.inputs[1:]):
+                return False
+            return self._replace(
+                graph, node, node.op_type, [src, *node.inputs[1:]], list(node.attributes.values()), src.shape
+            )
+        if node.op_type in LAYOUT_FREE_BINARY and len(node.inputs) == 2:
+            sources = [_to_nchw_source(v) for v in node.inputs]
+            if all(s is None for s in sources):
+                return False
+            inputs = []
+            for v, s in zip(node.inputs, sources):
+                if s is not None and s.shape is not None and len(s.shape) == 4:
+                    inputs.append(s)
+                elif _is_scalar_constant(v):
+                    inputs.append(v)
+                else:
+                    return False
+            shapes = [s.shape for s in sources if s is not None]
+            shape = shapes[0] if len(shapes) == 1 else _broadcast(shapes[0], shapes[1])
+            return self._replace(graph, node, node.op_type, inputs, [], shape)
+        return False
+
+    @staticmethod
+    def _replace(
+        graph: ir.Graph, old: ir.Node, op: str, inputs: list, attrs: list, nhwc_shape: ir.Shape | None
+    ) -> bool:
+        """``old`` -> ``op`` on NHWC inputs, then a ``.to_nchw`` Transpose giving old's output to its consumers."""
+        out = old.outputs[0]
+        base = old.name or out.name or op
+        y = ir.Value(name=f"{out.name}.nhwc", type=out.type, shape=nhwc_shape)
+        new = ir.Node("", op, inputs, attrs, outputs=[y], name=f"{base}.nhwc")
+        back = ir.Value(name=f"{out.name}.back", type=out.type, shape=out.shape)
+        t = ir.Node("", "Transpose", [y], [ir.AttrInt64s("perm", TO_NCHW)], outputs=[back], name=f"{base}.to_nchw")
+        graph.insert_after(old, [new, t])
+        ir.convenience.replace_all_uses_with(out, back)
+        graph.remove(old, safe=True)
+        return True
