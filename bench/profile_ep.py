@@ -21,10 +21,11 @@ import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fp8ort  # noqa: E402
 from harness import make_inputs  # noqa: E402
 from plugin_ep_gpu import VENDOR_IDS  # noqa: E402
 from pytorch_side import export_model  # noqa: E402
+
+import fp8ort  # noqa: E402
 
 
 def cudart() -> ctypes.CDLL:
