@@ -39,7 +39,13 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         default=_DEFAULTS.format,
         help="fp8ort: com.fp8ort ops (needs libfp8ort); qdq: standard FP8 Q/DQ for other runtimes",
     )
-    p.add_argument("--layout", choices=LAYOUTS, default=_DEFAULTS.layout, help="NHWC for GPU targets")
+    p.add_argument(
+        "--layout",
+        type=str.upper,
+        choices=LAYOUTS,
+        default="AUTO",
+        help="AUTO (default): NHWC for --format fp8ort, NCHW for qdq; NCHW keeps FP8Conv on NCHW data",
+    )
     p.add_argument(
         "--fp8-format", choices=FP8_FORMATS, default=_DEFAULTS.fp8_format, help="e4m3fnuz for MI300 (gfx942)"
     )

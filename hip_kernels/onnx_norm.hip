@@ -65,6 +65,38 @@ __global__ void __launch_bounds__(kElementwiseThreads)
     }
 }
 
+// Columns of [outer, reduce, inner] (NHWC pooling: reduce = H*W, inner = C): a block takes kColumnTile adjacent
+// outputs (coalesced loads along inner) and kColumnRows thread rows split the reduced axis; the rows' partials meet in
+// shared memory in a fixed order, so the result does not depend on timing.
+constexpr int kColumnTile = 32;
+constexpr int kColumnRows = 32;
+constexpr int64_t kColumnMinReduce = 64;  // shorter reductions: one thread per output is as fast
+
+template <class T>
+__global__ void __launch_bounds__(kColumnTile* kColumnRows)
+    reduce_columns_kernel(const T* __restrict__ x, T* __restrict__ y, fp8ort_nn_reduce_op op, int64_t outer,
+                          int64_t reduce, int64_t inner) {
+    __shared__ float part[kColumnRows][kColumnTile + 1];
+    const int64_t tiles = (inner + kColumnTile - 1) / kColumnTile;
+    const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+    for (int64_t b = blockIdx.x; b < outer * tiles; b += gridDim.x) {
+        const int64_t o = b / tiles, col = (b - o * tiles) * kColumnTile + tx;
+        float acc = reduce_init(op);
+        if (col < inner) {
+            const T* xp = x + o * reduce * inner + col;
+            for (int64_t r = ty; r < reduce; r += kColumnRows) acc = reduce_step(op, acc, nn::load(xp, r * inner));
+        }
+        part[ty][tx] = acc;
+        __syncthreads();
+        if (ty == 0 && col < inner) {
+            float r = part[0][tx];
+            for (int k = 1; k < kColumnRows; ++k) r = reduce_step(op, r, part[k][tx]);
+            nn::store(y, o * inner + col, reduce_finish(op, r, reduce));
+        }
+        __syncthreads();
+    }
+}
+
 struct reduce_shape {
     int rank;
     int64_t dims[FP8ORT_NN_MAX_RANK];
@@ -107,6 +139,10 @@ fp8ort_status launch_reduce(const void* x, void* y, fp8ort_nn_reduce_op op, int6
     if (inner == 1 && reduce > kThreadPerRowMax) {
         const int threads = reduce > kShortRow ? kRowThreads : kSmallRowThreads;
         reduce_rows_kernel<T><<<nn::clamp_grid(outer, nn::kMaxGridX), threads, 0, stream>>>(xt, yt, op, outer, reduce);
+    } else if (inner > 1 && reduce >= kColumnMinReduce) {
+        const int64_t blocks = outer * ((inner + kColumnTile - 1) / kColumnTile);
+        reduce_columns_kernel<T><<<nn::clamp_grid(blocks, nn::kMaxGridX), dim3(kColumnTile, kColumnRows), 0, stream>>>(
+            xt, yt, op, outer, reduce, inner);
     } else {
         reduce_strided_kernel<T><<<nn::elementwise_blocks(outer * inner), kElementwiseThreads, 0, stream>>>(
             xt, yt, op, outer, reduce, inner);

@@ -274,6 +274,9 @@ CASES: list[Case] = [
     Case("reducemean_18", "ReduceMean", [R(IMG), ints(-2, -1)], opset=18),
     Case("reducemean_18_noaxes", "ReduceMean", [R(S)], {"keepdims": 0}, opset=18),
     Case("reducemean_18_noop", "ReduceMean", [R(S)], {"noop_with_empty_axes": 1}, opset=18),
+    # NHWC pooling (the quantizer's channels-last GlobalAveragePool): many values per output, outputs contiguous
+    Case("reducemean_nhwc_pool", "ReduceMean", [R((2, 13, 11, 70)), ints(1, 2)], opset=18, atol=1e-5),
+    Case("reducemean_nhwc_pool_f16", "ReduceMean", [R((1, 20, 20, 33), F16), ints(1, 2)], opset=18, atol=2e-3),
     Case("reducemean_f16", "ReduceMean", [R(IMG, F16), ints(1)], opset=21, atol=2e-3, rtol=2e-3),
     Case("reducemean_bad_axis", "ReduceMean", [R(S), ints(3)], opset=18, error=r"out of range"),
     Case("avgpool", "AveragePool", [R(IMG)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),

@@ -22,6 +22,8 @@ import fp8ort.quantization as fq
 from fp8ort import reference
 from fp8ort.numerics import sqnr_db
 
+NCHW = fq.QuantizeConfig(layout="NCHW")  # the graph shapes asserted below are those of the NCHW layout
+
 SQRT2 = math.sqrt(2.0)
 K_TANH = math.sqrt(2.0 / math.pi)
 NEW_ACTIVATIONS = ("Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh")
@@ -231,7 +233,7 @@ def _library_activations() -> frozenset[str]:
 def test_pattern_is_fused_into_fp8conv(case):
     tail, (act, alpha, beta), opset = CASES[case]
     model = conv_model(tail, opset)
-    q, rep = fq.quantize(model, calibration_data=_calib(), return_report=True)
+    q, rep = fq.quantize(model, calibration_data=_calib(), config=NCHW, return_report=True)
     onnx.checker.check_model(q, full_check=True)
     assert [n.op_type for n in q.graph.node] == ["FP8Conv"], f"{case}: left {[n.op_type for n in q.graph.node]}"
     attrs = _attrs(q.graph.node[0])
@@ -276,7 +278,7 @@ def test_reference_emulation_matches_qdq(case):
     tail, _, opset = CASES[case]
     model = conv_model(tail, opset)
     calib = _calib()
-    q = fq.quantize(model, calibration_data=calib)
+    q = fq.quantize(model, calibration_data=calib, config=NCHW)
     qdq = fq.quantize(model, calibration_data=calib, config=fq.QuantizeConfig(format="qdq"))
     feed = _calib(4, seed=9)
     got = run_reference(q, feed)[0]
@@ -296,7 +298,7 @@ def test_library_matches_qdq(case):
 
     model = conv_model(tail, opset)
     calib = _calib()
-    q = fq.quantize(model, calibration_data=calib)
+    q = fq.quantize(model, calibration_data=calib, config=NCHW)
     qdq = fq.quantize(model, calibration_data=calib, config=fq.QuantizeConfig(format="qdq"))
     feed = _calib(4, seed=9)
     sess = ort.InferenceSession(
@@ -341,7 +343,7 @@ def test_library_matches_qdq(case):
 )
 def test_shared_or_different_intermediates_are_not_fused(tail, extra_outputs, why):
     model = conv_model(tail, extra_outputs=extra_outputs)
-    q, rep = fq.quantize(model, calibration_data=_calib(), return_report=True)
+    q, rep = fq.quantize(model, calibration_data=_calib(), config=NCHW, return_report=True)
     onnx.checker.check_model(q, full_check=True)
     fp8 = _fp8_nodes(q)
     assert len(fp8) == 1, why
@@ -359,7 +361,7 @@ def test_sigmoid_gate_of_another_tensor_fuses_the_sigmoid_only():
         _mk("Sigmoid", ["c"], "s"),
         _mk("Mul", ["s", "c2"], "y"),
     ]
-    q = fq.quantize(conv_model(tail), calibration_data=_calib())
+    q = fq.quantize(conv_model(tail), calibration_data=_calib(), config=NCHW)
     onnx.checker.check_model(q, full_check=True)
     got = sorted((n.op_type, _attrs(n).get("activation", b"-")) for n in q.graph.node)
     assert got == [("FP8Conv", b""), ("FP8Conv", b"Sigmoid"), ("Mul", b"-")]
@@ -396,7 +398,7 @@ def test_ffn_up_projection_with_gelu_outputs_fp8_into_down_projection():
     }
     proto.graph.initializer.extend(numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in arrays.items())
     calib = {"x": rng.standard_normal((8, 6, 16)).astype(np.float32)}
-    q = fq.quantize(proto, calibration_data=calib)
+    q = fq.quantize(proto, calibration_data=calib, config=NCHW)
     onnx.checker.check_model(q, full_check=True)
     up, down = _fp8_nodes(q)
     assert [n.op_type for n in q.graph.node] == ["FP8MatMul", "FP8MatMul"]

@@ -185,7 +185,7 @@ def test_weight_layers_in_functions_and_subgraphs():
     model.ir_version = 8
     onnx.checker.check_model(model, full_check=True)
     calib = {"x": rng.standard_normal((4, 4, 5, 5)).astype(np.float32), "flag": np.array(True)}
-    q, rep = fq.quantize(model, calibration_data=[calib], return_report=True)
+    q, rep = fq.quantize(model, calibration_data=[calib], config=fq.QuantizeConfig(layout="NCHW"), return_report=True)
     onnx.checker.check_model(q, full_check=True)
     assert [n.op_type for n in q.graph.node] == ["FP8Conv", "If"]
     inner = [n for n in rep.nodes if n.op_type == "Conv" and n.status == "float"]

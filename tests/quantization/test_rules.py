@@ -13,6 +13,8 @@ import qmodels
 import fp8ort.quantization as fq
 from fp8ort.quantization.config import METADATA_KEY
 
+NCHW = fq.QuantizeConfig(layout="NCHW")  # the op sequences asserted below are those of the NCHW layout
+
 
 def _ops(model: ir.Model) -> list[str]:
     return [n.op_type for n in model.graph]
@@ -31,7 +33,7 @@ def _check(model: ir.Model) -> None:
 
 
 def test_resnetish_is_rewritten_into_fp8_ops(resnetish):
-    q, rep = fq.quantize(resnetish, calibration_data=qmodels.calib(resnetish), return_report=True)
+    q, rep = fq.quantize(resnetish, calibration_data=qmodels.calib(resnetish), config=NCHW, return_report=True)
     assert _ops(q) == [
         "FP8Conv",
         "MaxPool",
@@ -147,7 +149,7 @@ def test_config_json_roundtrip_and_validation():
 
 def test_add_of_two_convs_is_fused_once():
     model = qmodels.bottleneck()
-    q, rep = fq.quantize(model, calibration_data=qmodels.calib(model), return_report=True)
+    q, rep = fq.quantize(model, calibration_data=qmodels.calib(model), config=NCHW, return_report=True)
     _check(q)
     assert _ops(q) == ["FP8Conv"] * 4
     fused = next(n for n in q.graph if n.name == "Conv_2")  # conv b absorbs Add + Relu
