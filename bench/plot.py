@@ -17,6 +17,7 @@ from pathlib import Path
 LABELS = {
     "fp8ort": "fp8ort FP8, plugin EP",
     "fp8ort_graph": "fp8ort FP8, plugin EP + graph capture",
+    "fp8ort_nchw": "fp8ort FP8 layout NCHW, plugin EP",
     "fp8ort_nhwc": "fp8ort FP8 NHWC, plugin EP",
     "fp8ort_nhwc_graph": "fp8ort FP8 NHWC, plugin EP + graph capture",
     "ort_cuda_fp16_nhwc_graph": "ORT CUDA EP FP16, prefer_nhwc + CUDA graph",
