@@ -42,7 +42,7 @@ for step in $steps; do
             -p no:cacheprovider tests/ep -k "gpu" > "$o/memcheck.log" 2>&1
         rc=$?; grep -E "ERROR SUMMARY|Invalid" "$o/memcheck.log" | head -10 ;;
     bench)
-        timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/plugin_ep_h200.json" ${BENCH_ARGS:-} \
+        timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/${BENCH_OUT:-plugin_ep_h200}.json" ${BENCH_ARGS:-} \
             > "$o/bench.log" 2>&1
         rc=$?; grep -E "batch|quantized|Error|error" "$o/bench.log" | head -40 ;;
     profile)
