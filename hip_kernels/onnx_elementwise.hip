@@ -3,6 +3,7 @@
 // float16 is computed in float32 and rounded once (round to nearest even).
 #include <type_traits>
 
+#include "fp8_numerics.h"
 #include "onnx_nd.h"
 
 namespace fp8ort {
@@ -261,6 +262,55 @@ fp8ort_status bool_binary(fp8ort_binary_op op, const void* a, const void* b, voi
     return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_binary: op %d does not take bool operands", static_cast<int>(op));
 }
 
+// ---- Cast to / from FP8 ----
+template <int TX, int F>
+__global__ void __launch_bounds__(kThreads)
+    to_fp8_kernel(const typename math_elem<TX>::type* __restrict__ x, uint8_t* __restrict__ y, int64_t count, bool saturate) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        y[i] = encode_fp8<static_cast<fp8ort_fp8_format>(F)>(math_elem<TX>::load(x[i]), saturate);
+}
+
+template <int F, int TY>
+__global__ void __launch_bounds__(kThreads)
+    from_fp8_kernel(const uint8_t* __restrict__ x, typename math_elem<TY>::type* __restrict__ y, int64_t count) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+        y[i] = math_elem<TY>::store(decode_fp8<static_cast<fp8ort_fp8_format>(F)>(x[i]));
+}
+
+bool is_fp8_onnx_type(int32_t t) { return t >= FP8ORT_E4M3FN && t <= FP8ORT_E5M2FNUZ; }
+
+template <int TX>
+fp8ort_status cast_to_fp8(const void* x, void* y, int32_t f, int64_t n, bool sat, hipStream_t s) {
+    using X = typename math_elem<TX>::type;
+    const X* xp = static_cast<const X*>(x);
+    uint8_t* yp = static_cast<uint8_t*>(y);
+    const int b = blocks_for(n);
+    switch (f) {
+        case FP8ORT_E4M3FN: to_fp8_kernel<TX, FP8ORT_E4M3FN><<<b, kThreads, 0, s>>>(xp, yp, n, sat); break;
+        case FP8ORT_E4M3FNUZ: to_fp8_kernel<TX, FP8ORT_E4M3FNUZ><<<b, kThreads, 0, s>>>(xp, yp, n, sat); break;
+        case FP8ORT_E5M2: to_fp8_kernel<TX, FP8ORT_E5M2><<<b, kThreads, 0, s>>>(xp, yp, n, sat); break;
+        default: to_fp8_kernel<TX, FP8ORT_E5M2FNUZ><<<b, kThreads, 0, s>>>(xp, yp, n, sat); break;
+    }
+    return check_launch("fp8ort_onnx_cast_fp8");
+}
+
+template <int TY>
+fp8ort_status cast_from_fp8(const void* x, int32_t f, void* y, int64_t n, hipStream_t s) {
+    using Y = typename math_elem<TY>::type;
+    const uint8_t* xp = static_cast<const uint8_t*>(x);
+    Y* yp = static_cast<Y*>(y);
+    const int b = blocks_for(n);
+    switch (f) {
+        case FP8ORT_E4M3FN: from_fp8_kernel<FP8ORT_E4M3FN, TY><<<b, kThreads, 0, s>>>(xp, yp, n); break;
+        case FP8ORT_E4M3FNUZ: from_fp8_kernel<FP8ORT_E4M3FNUZ, TY><<<b, kThreads, 0, s>>>(xp, yp, n); break;
+        case FP8ORT_E5M2: from_fp8_kernel<FP8ORT_E5M2, TY><<<b, kThreads, 0, s>>>(xp, yp, n); break;
+        default: from_fp8_kernel<FP8ORT_E5M2FNUZ, TY><<<b, kThreads, 0, s>>>(xp, yp, n); break;
+    }
+    return check_launch("fp8ort_onnx_cast_fp8");
+}
+
 // ---- Where ----
 template <int Bytes, class I>
 __global__ void __launch_bounds__(kThreads)
@@ -460,5 +510,27 @@ extern "C" fp8ort_status fp8ort_onnx_cast(const void* x, int32_t x_type, void* y
             return fail(FP8ORT_UNSUPPORTED, "fp8ort_onnx_cast: input type %d is not float32/float16/int64/int32/bool/uint8",
                         static_cast<int>(x_type));
     }
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_cast_fp8(const void* x, int32_t x_type, void* y, int32_t y_type, int64_t count,
+                                              int32_t saturate, void* stream) {
+    const char* name = "fp8ort_onnx_cast_fp8";
+    if (count < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative count %lld", name, static_cast<long long>(count));
+    const bool to_fp8 = is_math_type(x_type) && is_fp8_onnx_type(y_type);
+    const bool from_fp8 = is_fp8_onnx_type(x_type) && is_math_type(y_type);
+    if (!to_fp8 && !from_fp8)
+        return fail(FP8ORT_UNSUPPORTED, "%s: %d -> %d is not float32/float16 <-> FP8", name, static_cast<int>(x_type),
+                    static_cast<int>(y_type));
+    if (count == 0) return ok();
+    if (!x || !y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x and y must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    if (to_fp8)
+        st = x_type == FP8ORT_ONNX_FLOAT ? cast_to_fp8<FP8ORT_ONNX_FLOAT>(x, y, y_type, count, saturate != 0, s)
+                                         : cast_to_fp8<FP8ORT_ONNX_FLOAT16>(x, y, y_type, count, saturate != 0, s);
+    else
+        st = y_type == FP8ORT_ONNX_FLOAT ? cast_from_fp8<FP8ORT_ONNX_FLOAT>(x, x_type, y, count, s)
+                                         : cast_from_fp8<FP8ORT_ONNX_FLOAT16>(x, x_type, y, count, s);
     return st == FP8ORT_OK ? ok() : st;
 }

@@ -134,6 +134,12 @@ typedef struct fp8ort_gather_nd_geometry {
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_gather_nd(const void* data, const int64_t* indices, void* out,
                                                    int64_t elem_size, const fp8ort_gather_nd_geometry* g, void* stream);
 
+/* Cast between FLOAT/FLOAT16 and the FP8 types (TensorProto 17-20, fp8ort_fp8_format): to FP8 rounds to nearest
+ * even, with `saturate` values past the largest finite (and Inf) give it, without it they give NaN (Inf for E5M2),
+ * as ONNX Cast-19 does; FP8 to FLOAT/FLOAT16 is exact (float16 from the exact float32). One side must be FP8. */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_cast_fp8(const void* x, int32_t x_type, void* y, int32_t y_type, int64_t count,
+                                                  int32_t saturate, void* stream);
+
 /* ---- data movement (onnx_tensor.hip) ---- on elements of elem_size bytes (1, 2, 4 or 8) */
 /* dst[c] = src[walk 0] for every output coordinate c of `nd`: Transpose (permuted strides), Slice (stepped strides,
  * offset), Expand (zero strides). */

@@ -235,21 +235,32 @@ bool is_cast_type(ONNXTensorElementDataType t) {
   }
 }
 
+bool is_fp8(ONNXTensorElementDataType t) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ ||
+         t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2 || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ;
+}
+
+constexpr const char* kCastTypes = "float32/float16/int64/int32/bool/uint8, or FP8 from/to float32/float16";
+
+// Cast among the numeric types, and between float32/float16 and the FP8 types (saturate: opset 19).
 class CastKernel : public Kernel {
  public:
   explicit CastKernel(const OrtKernelInfo* info) {
     oc_ = {"Cast", node_name(info)};
     to_ = static_cast<ONNXTensorElementDataType>(attr_int(info, "to", 0));
-    if (!is_cast_type(to_)) {
-      fail("attribute to = " + std::to_string(static_cast<int>(to_)) +
-               " is not float32/float16/int64/int32/bool/uint8, which the GPU Cast takes",
+    saturate_ = attr_int(info, "saturate", 1) != 0;
+    if (!is_cast_type(to_) && !is_fp8(to_)) {
+      fail("attribute to = " + std::to_string(static_cast<int>(to_)) + " is not a type the GPU Cast takes (" +
+               kCastTypes + ")",
            ORT_NOT_IMPLEMENTED);
     }
   }
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
-    if (!is_cast_type(x.type)) {
-      fail(std::string("input is ") + type_name(x.type) + "; the GPU Cast takes float32/float16/int64/int32/bool/uint8",
+    const bool fp8_pair = (is_fp8(to_) && is_math_type(x.type)) || (is_fp8(x.type) && is_math_type(to_));
+    if (!fp8_pair && !(is_cast_type(x.type) && is_cast_type(to_))) {
+      fail(std::string("Cast from ") + type_name(x.type) + " to " + type_name(to_) + " is not supported on the GPU (" +
+               kCastTypes + ")",
            ORT_NOT_IMPLEMENTED);
     }
     Tensor y = output(ctx, 0, x.shape);
@@ -258,6 +269,12 @@ class CastKernel : public Kernel {
            ORT_FAIL);
     }
     if (x.size == 0) return;
+    if (fp8_pair) {
+      gpu_check(fp8ort_onnx_cast_fp8(x.data, static_cast<int32_t>(x.type), y.mutable_data, static_cast<int32_t>(to_),
+                                     x.size, saturate_ ? 1 : 0, compute_stream(ctx)),
+                "fp8ort_onnx_cast_fp8");
+      return;
+    }
     gpu_check(fp8ort_onnx_cast(x.data, static_cast<int32_t>(x.type), y.mutable_data, static_cast<int32_t>(to_), x.size,
                                compute_stream(ctx)),
               "fp8ort_onnx_cast");
@@ -265,6 +282,7 @@ class CastKernel : public Kernel {
 
  private:
   ONNXTensorElementDataType to_;
+  bool saturate_ = true;
 };
 
 constexpr float kHardSigmoidAlpha = 0.2f;  // ONNX defaults

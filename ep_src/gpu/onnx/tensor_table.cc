@@ -22,6 +22,19 @@ std::vector<ONNXTensorElementDataType> math_types() { return {kF32, kF16}; }
 // Arithmetic also on the int64/int32 shape and mask computations of exports.
 std::vector<ONNXTensorElementDataType> numeric_types() { return {kF32, kF16, kI64, kI32}; }
 std::vector<ONNXTensorElementDataType> cast_types() { return {kF32, kF16, kI64, kI32, kBool, kU8}; }
+// From Cast-19 on: the FP8 types too (to and from float32/float16, with saturate).
+std::vector<ONNXTensorElementDataType> cast19_types() {
+  return {kF32,
+          kF16,
+          kI64,
+          kI32,
+          kBool,
+          kU8,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2,
+          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ};
+}
 std::vector<ONNXTensorElementDataType> index_types() { return {kI32, kI64}; }
 // Every fixed-size type the data-movement kernels move (they copy 1-, 2-, 4- or 8-byte elements), FP8 included.
 std::vector<ONNXTensorElementDataType> movable_types() {
@@ -74,7 +87,8 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       unary("HardSwish", 14, 21, create_unary<FP8ORT_UNARY_HARD_SWISH>),
       unary("Gelu", 20, kLatestOpset, gpu_onnx::create_gelu),
       {"", "Clip", 13, kLatestOpset, {{"T", math_types()}}, {1, 2}, {}, gpu_onnx::create_clip},
-      {"", "Cast", 13, 22, {{"T1", cast_types()}, {"T2", cast_types()}}, {}, {}, gpu_onnx::create_cast},
+      {"", "Cast", 13, 18, {{"T1", cast_types()}, {"T2", cast_types()}}, {}, {}, gpu_onnx::create_cast},
+      {"", "Cast", 19, 22, {{"T1", cast19_types()}, {"T2", cast19_types()}}, {}, {}, gpu_onnx::create_cast},
       // broadcasting binary math and comparisons
       binary("Add", 13, kLatestOpset, create_binary<FP8ORT_BINARY_ADD>),
       binary("Sub", 13, kLatestOpset, create_binary<FP8ORT_BINARY_SUB>),
