@@ -73,10 +73,11 @@ def ep_session(path: str, graph: bool, batch: int) -> ort.InferenceSession:
     return ort.InferenceSession(path, so)
 
 
-def time_ep(
-    sess: ort.InferenceSession, feed: dict[str, np.ndarray], out_shape: list[int], runs: int, vendor: int
-) -> tuple[float, np.ndarray]:
-    """Median seconds per run with inputs and outputs bound as device OrtValues (graph capture in the warm-ups)."""
+def bind_device_io(
+    sess: ort.InferenceSession, feed: dict[str, np.ndarray], out_shape: list[int], vendor: int
+) -> tuple[ort.IOBinding, ort.OrtValue, list]:
+    """An IOBinding with every input copied to a device OrtValue and the first output preallocated on the device
+    (the vendor-id route); also returns the output and the inputs, which must outlive the binding."""
     binding = sess.io_binding()
     keep = []
     for inp in sess.get_inputs():
@@ -85,6 +86,14 @@ def time_ep(
         binding.bind_ortvalue_input(inp.name, v)
     y = ort.OrtValue.ortvalue_from_shape_and_type(out_shape, np.float32, "gpu", 0, vendor)
     binding.bind_ortvalue_output(sess.get_outputs()[0].name, y)
+    return binding, y, keep
+
+
+def time_ep(
+    sess: ort.InferenceSession, feed: dict[str, np.ndarray], out_shape: list[int], runs: int, vendor: int
+) -> tuple[float, np.ndarray]:
+    """Median seconds per run with inputs and outputs bound as device OrtValues (graph capture in the warm-ups)."""
+    binding, y, _keep = bind_device_io(sess, feed, out_shape, vendor)
     sec = median_seconds(lambda: sess.run_with_iobinding(binding), binding.synchronize_outputs, runs)
     return sec, y.numpy()
 

@@ -16,13 +16,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import make_inputs  # noqa: E402
-from plugin_ep_gpu import VENDOR_IDS  # noqa: E402
+from plugin_ep_gpu import VENDOR_IDS, bind_device_io  # noqa: E402
 from pytorch_side import export_model  # noqa: E402
 
 import fp8ort  # noqa: E402
@@ -54,16 +51,8 @@ def main() -> int:
     sess = fp8ort.InferenceSession(str(fp8), device="gpu")
     feed = make_inputs(args.model, args.batch, 2)
     vendor = VENDOR_IDS.get(fp8ort.backend(), 0x10DE)
-    binding = sess.io_binding()
-    keep = []
-    for inp in sess.get_inputs():
-        v = ort.OrtValue.ortvalue_from_numpy(feed[inp.name], "gpu", 0, vendor)
-        keep.append(v)
-        binding.bind_ortvalue_input(inp.name, v)
-    out = sess.get_outputs()[0]
-    shape = sess.run([out.name], feed)[0].shape
-    y = ort.OrtValue.ortvalue_from_shape_and_type(list(shape), np.float32, "gpu", 0, vendor)
-    binding.bind_ortvalue_output(out.name, y)
+    shape = list(sess.run([sess.get_outputs()[0].name], feed)[0].shape)
+    binding, _y, _keep = bind_device_io(sess, feed, shape, vendor)
     for _ in range(3):
         sess.run_with_iobinding(binding)
     binding.synchronize_outputs()

@@ -71,6 +71,13 @@ size_t input_count(OrtKernelContext* ctx) {
   return count;
 }
 
+std::vector<Tensor> all_inputs(OrtKernelContext* ctx) {
+  std::vector<Tensor> ins;
+  const size_t n = input_count(ctx);
+  for (size_t i = 0; i < n; ++i) ins.push_back(input(ctx, i));
+  return ins;
+}
+
 Tensor input(OrtKernelContext* ctx, size_t index) {
   if (index >= input_count(ctx)) return Tensor{};
   const OrtValue* value = nullptr;

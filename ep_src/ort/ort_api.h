@@ -69,8 +69,9 @@ struct Tensor {
 Tensor describe(const OrtValue* value);
 // Input `index`, or an absent Tensor when the optional input is not given.
 Tensor input(OrtKernelContext* ctx, size_t index);
-// Number of inputs the node has (variadic ops).
+// Number of inputs the node has, and all of them (variadic ops).
 size_t input_count(OrtKernelContext* ctx);
+std::vector<Tensor> all_inputs(OrtKernelContext* ctx);
 Tensor output(OrtKernelContext* ctx, size_t index, const std::vector<int64_t>& shape);
 
 // Attribute readers with defaults (a missing attribute gives the default).

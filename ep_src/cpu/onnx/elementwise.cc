@@ -282,15 +282,14 @@ class ExtremumKernel : public Kernel {
   explicit ExtremumKernel(const OrtKernelInfo* info) { oc_ = {kBinaryNames[static_cast<int>(kKind)], node_name(info)}; }
 
   void compute(OrtKernelContext* ctx) override {
-    const size_t n = input_count(ctx);
-    if (n == 0) fail("needs at least one input");
-    std::vector<Tensor> ins;
+    const std::vector<Tensor> ins = all_inputs(ctx);
+    if (ins.empty()) fail("needs at least one input");
     std::vector<Shape> shapes;
-    for (size_t i = 0; i < n; ++i) {
-      ins.push_back(input(ctx, i));
-      check_types<kKind>(ins[0].type, ins.back().type);
-      shapes.push_back(ins.back().shape);
+    for (const Tensor& t : ins) {
+      check_types<kKind>(ins[0].type, t.type);
+      shapes.push_back(t.shape);
     }
+    const size_t n = ins.size();
     const Shape shape = broadcast_shape(shapes);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;

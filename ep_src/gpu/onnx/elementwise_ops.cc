@@ -152,15 +152,14 @@ class ExtremumKernel : public Kernel {
  public:
   ExtremumKernel(const OrtKernelInfo* info, fp8ort_binary_op op) : op_(op) { oc_ = {binary_name(op), node_name(info)}; }
   void compute(OrtKernelContext* ctx) override {
-    const size_t n = input_count(ctx);
-    if (n == 0) fail("needs at least one input");
-    std::vector<Tensor> ins;
+    const std::vector<Tensor> ins = all_inputs(ctx);
+    if (ins.empty()) fail("needs at least one input");
     std::vector<Shape> shapes;
-    for (size_t i = 0; i < n; ++i) {
-      ins.push_back(input(ctx, i));
-      require_binary_types(op_, ins[0], ins.back());
-      shapes.push_back(ins.back().shape);
+    for (const Tensor& t : ins) {
+      require_binary_types(op_, ins[0], t);
+      shapes.push_back(t.shape);
     }
+    const size_t n = ins.size();
     const Shape out = broadcast_shape(shapes);
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
