@@ -135,9 +135,15 @@ void infer_conv(OrtShapeInferContext* ctx, Dims& y) {
     const size_t out = a == 0 ? hi : wi;
     const int64_t in = x.values[out];
     const int64_t k = w.values[2 + a];
-    const int64_t eff = dil[a] * (k - 1) + 1;
-    const int64_t padded = in + pads[a] + pads[a + 2];
-    if (in >= 0 && k >= 0 && padded >= eff && strides[a] >= 1) y.values[out] = (padded - eff) / strides[a] + 1;
+    // Hostile attributes (pads, dilations near 2^62) overflow int64 here: leave the dim unknown, the kernel
+    // reports them (UBSan found the unchecked sums).
+    int64_t eff = 0, padded = 0;
+    if (in < 0 || k < 0 || strides[a] < 1 || __builtin_mul_overflow(dil[a], k - 1, &eff) ||
+        __builtin_add_overflow(eff, int64_t{1}, &eff) || __builtin_add_overflow(in, pads[a], &padded) ||
+        __builtin_add_overflow(padded, pads[a + 2], &padded)) {
+      continue;
+    }
+    if (padded >= eff) y.values[out] = (padded - eff) / strides[a] + 1;
   }
 }
 
