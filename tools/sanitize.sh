@@ -14,6 +14,7 @@
 #
 # Usage: tools/sanitize.sh [PYTEST ARGS...]   (default: the tests below, which drive our native code through the
 #        custom-op route and the plugin EP's CPU device)
+#        tools/sanitize.sh --exec COMMAND...   (build, then run COMMAND with the sanitizer runtime, leaks unchecked)
 # Env:   PYTHON (default python3; needs onnxruntime, pytest, the test extras), FP8ORT_SAN_BUILD (default build-asan),
 #        FP8ORT_ORT_INCLUDE_DIR (else CMake fetches the headers), cmake and ninja on PATH, gcc/g++.
 set -euo pipefail
@@ -28,7 +29,10 @@ default_tests=(
   tests/ep/test_onnx_ops.py        # plugin EP, CPU device: the standard ONNX ops
   tests/security/test_bad_models.py  # the bad-input corpus on both routes (in child processes)
   tests/security/test_concurrency.py # threads, many sessions, create/destroy and register/unregister loops
+  tests/security/test_fuzz_regressions.py::test_native_finding  # the native fuzzer's findings (UBSan ones)
 )
+exec_mode=0
+if [[ "${1:-}" == "--exec" ]]; then exec_mode=1; shift; fi
 tests=("$@")
 ((${#tests[@]})) || tests=("${default_tests[@]}")
 
@@ -47,6 +51,16 @@ mkdir -p "$build"
 cmake "${cfg[@]}" >"$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)"
 echo "sanitize.sh: built $build/libfp8ort.so in $((SECONDS - start)) s"
+
+if ((exec_mode)); then
+  # Any command on the sanitized library (the native fuzzer, say): reports on stderr, no leak check (a fuzz worker
+  # is killed, never exits), a finding exits non-zero.
+  ((${#tests[@]})) || { echo "sanitize.sh --exec needs a command" >&2; exit 2; }
+  export FP8ORT_LIBRARY="$root/$build/libfp8ort.so" PYTHONMALLOC=malloc FP8ORT_SANITIZER_RUN=1
+  export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:handle_segv=0" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  LD_PRELOAD="$asan_rt $cxx_rt" "${tests[@]}"
+  exit $?
+fi
 
 logs="$build/sanitizer-logs"
 rm -rf "$logs" && mkdir -p "$logs"

@@ -120,8 +120,11 @@ void infer_conv(OrtShapeInferContext* ctx, Dims& y) {
   const int64_t group = infer_int(ctx, "group", 1);
   if (strides.size() != 2 || pads.size() != 4 || dil.size() != 2) return;  // the kernel reports it
   const int64_t c = nhwc ? x.values[3] : x.values[1];
-  if (c > 0 && w.values[1] > 0 && w.values[1] * group != c) {
-    fail("X has " + std::to_string(c) + " channels but W expects " + std::to_string(w.values[1] * group) +
+  // A hostile group (INT64_MIN from fuzzing) overflows the product: leave that to the kernel's group check.
+  int64_t expect = 0;
+  const bool overflow = __builtin_mul_overflow(w.values[1], group, &expect);
+  if (c > 0 && w.values[1] > 0 && !overflow && expect != c) {
+    fail("X has " + std::to_string(c) + " channels but W expects " + std::to_string(expect) +
          " (C/group=" + std::to_string(w.values[1]) + ", group=" + std::to_string(group) + ")");
   }
   const size_t hi = nhwc ? 1 : 2, wi = nhwc ? 2 : 3, ci = nhwc ? 3 : 1;

@@ -1,7 +1,9 @@
 """Replays the fuzzers' findings (issue 14): every input under ``tests/fuzz/crashers/<target>/`` goes through the
 fuzz target again. A finding still listed in ``tests/fuzz/known_findings.txt`` is an open bug (xfail, with the
 exception it still raises); once it no longer reproduces the test fails until its line is deleted, and then it
-guards against the bug's return. A file is named ``<exception type>--<file>.bin`` after the finding's key.
+guards against the bug's return. A file is named ``<exception type>--<file>[--<what>].bin`` after the finding's
+key. Native inputs crash only under the sanitizers (tools/sanitize.sh runs this file too); elsewhere they must
+still load or fail cleanly.
 
 Also checks that the fuzz harnesses run, and find a planted bug, in a short bounded run of each.
 """
@@ -27,7 +29,7 @@ def _inputs(target: str) -> list[Path]:
 
 
 def _key(path: Path) -> str:
-    kind, _, where = path.name[: -len(".bin")].partition("--")
+    kind, where = path.name[: -len(".bin")].split("--")[:2]  # a third part, if any, tells inputs apart
     return f"{kind} at {where}"
 
 
