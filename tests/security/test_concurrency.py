@@ -261,7 +261,9 @@ def test_register_unregister_cycles(library, mlp, rng):
 def _cuda_mem_get_info() -> Callable[[], int] | None:
     """Free device memory in bytes through the CUDA runtime's cudaMemGetInfo, or None where no runtime loads."""
     rt = None
-    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    names = ["libcudart.so", "libcudart.so.13", "libcudart.so.12"]
+    for name in names + [os.path.join(cuda, "lib64", n) for n in names]:
         try:
             rt = ctypes.CDLL(name)
             break
