@@ -2,8 +2,9 @@
 ``ModelProto`` (hostile attributes, shapes, element types, rewired nodes) driven by the fuzzer's bytes.
 
 A fuzz input is ``MODE || BODY``: an even MODE byte takes BODY as the model's bytes; an odd one applies the
-structured edits that BODY encodes to the target's seed model. Both read the same way under atheris and under the
-plain random loop of ``_driver.py``, so a crasher found by either replays with the other.
+structured edits that BODY encodes to one of the target's seed models (MODE's bits 2-7 pick it). Both read the
+same way under atheris and under the plain random loop of ``_driver.py``, so a crasher found by either replays
+with the other.
 """
 
 from __future__ import annotations
@@ -205,11 +206,15 @@ def mutate_model(seed: onnx.ModelProto, body: bytes) -> bytes:
     return m.SerializeToString()
 
 
-def model_bytes(seed: onnx.ModelProto, data: bytes) -> bytes:
-    """The model a fuzz input stands for (see the module's docstring)."""
+def model_bytes(seeds: onnx.ModelProto | list[onnx.ModelProto], data: bytes) -> bytes:
+    """The model a fuzz input stands for (see the module's docstring); with several seed models, MODE's bits 2-7
+    pick the one the structured edits apply to."""
     if not data:
         return b""
-    return data[1:] if data[0] % 2 == 0 else mutate_model(seed, data[1:])
+    if data[0] % 2 == 0:
+        return data[1:]
+    seeds = seeds if isinstance(seeds, list) else [seeds]
+    return mutate_model(seeds[(data[0] >> 2) % len(seeds)], data[1:])
 
 
 def random_input(seed_bytes: bytes, rnd: random.Random) -> bytes:
@@ -217,7 +222,7 @@ def random_input(seed_bytes: bytes, rnd: random.Random) -> bytes:
     route = rnd.choice([0, 2])  # bit 1: the target's second route (quantizer: from a file; native: the EP)
     if rnd.random() < 0.3:  # most byte edits break the protobuf encoding: fewer of them
         return bytes([route]) + mutate_bytes(seed_bytes, rnd)
-    return bytes([route | 1]) + rnd.randbytes(rnd.randint(3, 64))
+    return bytes([rnd.randrange(64) << 2 | route | 1]) + rnd.randbytes(rnd.randint(3, 64))
 
 
 _ = TensorProto  # the element type values above are TensorProto.DataType's

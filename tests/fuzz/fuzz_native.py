@@ -49,17 +49,65 @@ class Crash(Exception):
 # ------------------------------------------------------------------------------------------------ seeds
 
 
-def _seed_model() -> onnx.ModelProto:
-    """A quantized CNN (FP8Conv with activations and a residual, FP8MatMul) from the quantizer's test models."""
+def _seed_models() -> list[onnx.ModelProto]:
+    """A quantized CNN (FP8Conv with activations and a residual, FP8MatMul) from the quantizer's test models, and
+    one-op models that use the optional inputs and attributes the CNN leaves out."""
     import onnx_ir as ir
 
     import fp8ort
+    from fp8ort import numerics as nx
+    from fp8ort import ops
     from tests.quantization import qmodels
 
     m = qmodels.resnetish()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ir.to_proto(fp8ort.quantize(m, calibration_data=qmodels.calib(m, n=4)))
+        cnn = ir.to_proto(fp8ort.quantize(m, calibration_data=qmodels.calib(m, n=4)))
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+
+    def fp8(shape):
+        return nx.quantize(rng.standard_normal(shape).astype(f32), f32(0.05), nx.E4M3FN)
+
+    conv = ops.make_op_model(
+        "FP8Conv",
+        {
+            "X": rng.standard_normal((1, 6, 6, 4)).astype(f32),
+            "W": fp8((8, 4, 3, 3)),
+            "x_scale": f32(0.05),
+            "w_scale": np.full(8, 0.05, f32),
+            "B": np.zeros(8, f32),
+            "Z": np.ones((1, 6, 6, 8), f32),
+            "z_scale": f32(1),
+            "y_scale": f32(0.1),
+        },
+        layout="NHWC",
+        pads=[1, 1, 1, 1],
+        activation="Clip",
+        activation_alpha=0.0,
+        activation_beta=6.0,
+        output_dtype=onnx.TensorProto.FLOAT8E4M3FN,
+    )
+    matmul = ops.make_op_model(
+        "FP8MatMul",
+        {
+            "A": rng.standard_normal((2, 3, 16)).astype(f32),
+            "B": fp8((8, 16)),
+            "a_scale": f32(0.05),
+            "b_scale": np.full(8, 0.05, f32),
+            "C": np.zeros(8, f32),
+            "Z": fp8((2, 3, 8)),
+            "z_scale": f32(0.05),
+        },
+        graph_inputs=["A", "Z"],
+        transB=1,
+        activation="Gelu",
+    )
+    quant = ops.make_op_model("FP8Quantize", {"X": rng.standard_normal((4, 5)).astype(f32), "scale": f32(0.1)})
+    dequant = ops.make_op_model(
+        "FP8Dequantize", {"X": fp8((4, 5)), "scale": f32(0.1)}, output_dtype=onnx.TensorProto.FLOAT16
+    )
+    return [cnn, conv, matmul, quant, dequant]
 
 
 # ------------------------------------------------------------------------------------------------ worker
@@ -208,28 +256,26 @@ class Worker:
 
 _WORKER = Worker()
 OUTCOMES: Counter[str] = Counter()  # the worker's answers: ran, error: <type>, not a model
-_SEED: onnx.ModelProto | None = None
+_SEEDS: list[onnx.ModelProto] = []
 
 
 def target(data: bytes) -> None:
     """Load and run the model the input stands for, on the route its first byte's bit 1 picks."""
-    global _SEED
-    if _SEED is None:
-        _SEED = _seed_model()
-    raw = _mutate.model_bytes(_SEED, data)
+    if not _SEEDS:
+        _SEEDS.extend(_seed_models())
+    raw = _mutate.model_bytes(_SEEDS, data)
     route = (data[0] >> 1) & 1 if data else 0
     OUTCOMES[_WORKER.run(raw, route)] += 1
 
 
 def main(argv: list[str]) -> int:
-    global _SEED
     if argv[:1] == ["--worker"]:
         worker()
         return 0
-    _SEED = _seed_model()
+    _SEEDS.extend(_seed_models())
     start = time.monotonic()
     try:
-        return _driver.run("fuzz_native", target, _SEED.SerializeToString(), argv, DEFAULT_TIME_S, coverage=False)
+        return _driver.run("fuzz_native", target, _SEEDS[0].SerializeToString(), argv, DEFAULT_TIME_S, coverage=False)
     finally:
         _WORKER.stop()
         top = ", ".join(f"{k}: {n}" for k, n in OUTCOMES.most_common(6))
