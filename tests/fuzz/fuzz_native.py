@@ -225,7 +225,10 @@ class Worker:
         """The end of the dead worker's stderr, ORT's log lines left out."""
         self.stderr.seek(0)
         lines = self.stderr.read().decode(errors="replace").splitlines()
-        return "\n".join(ln for ln in lines if "[E:onnxruntime" not in ln and "[W:onnxruntime" not in ln)[-3000:]
+        text = "\n".join(ln for ln in lines if "[E:onnxruntime" not in ln and "[W:onnxruntime" not in ln)
+        report = re.search(r"runtime error:|ERROR: AddressSanitizer|Fatal Python error|terminate called", text)
+        start = max(0, text.rfind("\n", 0, report.start()) + 1) if report else max(0, len(text) - 3000)
+        return text[start : start + 3000]
 
     def run(self, data: bytes, route: int) -> str:
         if self.proc is None or self.proc.poll() is not None:

@@ -154,7 +154,7 @@ class CastKernel : public Kernel {
  public:
   explicit CastKernel(const OrtKernelInfo* info) {
     oc_ = {"Cast", node_name(info)};
-    to_ = static_cast<ONNXTensorElementDataType>(attr_int(info, "to", 0));
+    to_ = attr_elem_type(info, "to", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED);
     if (!is_cast_type(to_)) {
       fail("attribute to = " + std::to_string(static_cast<int>(to_)) +
                " is not float32/float16/int64/int32/bool/uint8, which the GPU Cast takes",
