@@ -12,8 +12,7 @@ class CpuQuantize final : public Kernel {
  public:
   explicit CpuQuantize(const OrtKernelInfo* info) {
     oc_ = {"FP8Quantize", node_name(info)};
-    out_type_ = static_cast<ONNXTensorElementDataType>(
-        attr_int(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN));
+    out_type_ = attr_elem_type(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN);
     if (!is_fp8_type(out_type_)) {
       fail("attribute output_dtype=" + std::to_string(out_type_) + " is not an FP8 type; use 17, 18, 19 or 20");
     }
@@ -51,7 +50,7 @@ class CpuDequantize final : public Kernel {
  public:
   explicit CpuDequantize(const OrtKernelInfo* info) {
     oc_ = {"FP8Dequantize", node_name(info)};
-    out_.type = static_cast<ONNXTensorElementDataType>(attr_int(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT));
+    out_.type = attr_elem_type(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
     if (!is_high_precision_type(out_.type)) {
       fail("attribute output_dtype=" + std::to_string(out_.type) + " is not allowed; use FLOAT (1), FLOAT16 (10) or BFLOAT16 (16)");
     }

@@ -145,8 +145,25 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
     const OrtApi* api = api_base->GetApi(1);
     return api ? api->CreateStatus(ORT_FAIL, error.c_str()) : nullptr;
   }
-  OrtCustomOpDomain* domain = nullptr;
-  if (OrtStatus* st = fp8ort::create_custom_op_domain(&domain)) return st;
-  // The domain must outlive every session built from these options; it is kept for the process lifetime.
-  return fp8ort::g_ort->AddCustomOpDomain(options, domain);
+  // One domain for every call: ORT does not own a domain added to session options, and one built per call was
+  // never released (LeakSanitizer: one domain leaked per registration). Its op definitions are static, so all
+  // sessions share it; it must outlive them, so it is released only when the library is unloaded.
+  struct SharedDomain {
+    OrtCustomOpDomain* domain = nullptr;
+    std::string error;
+    OrtErrorCode code = ORT_OK;
+    SharedDomain() {
+      if (OrtStatus* st = fp8ort::create_custom_op_domain(&domain)) {
+        error = fp8ort::g_ort->GetErrorMessage(st);
+        code = fp8ort::g_ort->GetErrorCode(st);
+        fp8ort::g_ort->ReleaseStatus(st);
+      }
+    }
+    ~SharedDomain() {
+      if (domain != nullptr) fp8ort::g_ort->ReleaseCustomOpDomain(domain);
+    }
+  };
+  static const SharedDomain shared;  // built once, thread-safe
+  if (shared.domain == nullptr) return fp8ort::g_ort->CreateStatus(shared.code, shared.error.c_str());
+  return fp8ort::g_ort->AddCustomOpDomain(options, shared.domain);
 }

@@ -449,9 +449,9 @@ class GpuQuantize final : public Kernel {
  public:
   GpuQuantize(const OrtKernelInfo* info, bool quantize) : quantize_(quantize) {
     oc_ = {quantize ? "FP8Quantize" : "FP8Dequantize", node_name(info)};
-    out_type_ = static_cast<ONNXTensorElementDataType>(attr_int(
+    out_type_ = attr_elem_type(
         info, "output_dtype",
-        quantize ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT));
+        quantize ? ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN : ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
     if (quantize ? !is_fp8_type(out_type_) : !is_high_precision_type(out_type_)) {
       fail("attribute output_dtype=" + std::to_string(out_type_) + " is not allowed for this op");
     }

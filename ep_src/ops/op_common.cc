@@ -306,8 +306,8 @@ CommonAttrs parse_common_attrs(const OrtKernelInfo* info) {
     fail("activation \"HardSigmoid\" needs finite activation_alpha and activation_beta; got alpha=" +
          std::to_string(a.act.alpha) + ", beta=" + std::to_string(a.act.beta));
   }
-  int64_t dt = attr_int(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
-  auto t = static_cast<ONNXTensorElementDataType>(dt);
+  const ONNXTensorElementDataType t = attr_elem_type(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  const int64_t dt = t;
   if (!(is_high_precision_type(t) || is_fp8_type(t))) {
     fail("attribute output_dtype=" + std::to_string(dt) +
          " is not allowed; use FLOAT (1), FLOAT16 (10), BFLOAT16 (16) or an FP8 type (17-20)");

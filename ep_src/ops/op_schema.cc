@@ -120,8 +120,11 @@ void infer_conv(OrtShapeInferContext* ctx, Dims& y) {
   const int64_t group = infer_int(ctx, "group", 1);
   if (strides.size() != 2 || pads.size() != 4 || dil.size() != 2) return;  // the kernel reports it
   const int64_t c = nhwc ? x.values[3] : x.values[1];
-  if (c > 0 && w.values[1] > 0 && w.values[1] * group != c) {
-    fail("X has " + std::to_string(c) + " channels but W expects " + std::to_string(w.values[1] * group) +
+  // A hostile group (INT64_MIN from fuzzing) overflows the product: leave that to the kernel's group check.
+  int64_t expect = 0;
+  const bool overflow = __builtin_mul_overflow(w.values[1], group, &expect);
+  if (c > 0 && w.values[1] > 0 && !overflow && expect != c) {
+    fail("X has " + std::to_string(c) + " channels but W expects " + std::to_string(expect) +
          " (C/group=" + std::to_string(w.values[1]) + ", group=" + std::to_string(group) + ")");
   }
   const size_t hi = nhwc ? 1 : 2, wi = nhwc ? 2 : 3, ci = nhwc ? 3 : 1;
@@ -135,9 +138,15 @@ void infer_conv(OrtShapeInferContext* ctx, Dims& y) {
     const size_t out = a == 0 ? hi : wi;
     const int64_t in = x.values[out];
     const int64_t k = w.values[2 + a];
-    const int64_t eff = dil[a] * (k - 1) + 1;
-    const int64_t padded = in + pads[a] + pads[a + 2];
-    if (in >= 0 && k >= 0 && padded >= eff && strides[a] >= 1) y.values[out] = (padded - eff) / strides[a] + 1;
+    // Hostile attributes (pads, dilations near 2^62) overflow int64 here: leave the dim unknown, the kernel
+    // reports them (UBSan found the unchecked sums).
+    int64_t eff = 0, padded = 0;
+    if (in < 0 || k < 0 || strides[a] < 1 || __builtin_mul_overflow(dil[a], k - 1, &eff) ||
+        __builtin_add_overflow(eff, int64_t{1}, &eff) || __builtin_add_overflow(in, pads[a], &padded) ||
+        __builtin_add_overflow(padded, pads[a + 2], &padded)) {
+      continue;
+    }
+    if (padded >= eff) y.values[out] = (padded - eff) / strides[a] + 1;
   }
 }
 

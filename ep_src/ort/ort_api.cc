@@ -101,6 +101,15 @@ int64_t attr_int(const OrtKernelInfo* info, const char* name, int64_t dflt) {
   return v;
 }
 
+ONNXTensorElementDataType attr_elem_type(const OrtKernelInfo* info, const char* name, ONNXTensorElementDataType dflt) {
+  constexpr int64_t kMaxEnumValue = 31;  // the enum's values (0-26) fit 5 bits: 0..31 convert with defined results
+  const int64_t v = attr_int(info, name, dflt);
+  if (v < 0 || v > kMaxEnumValue) {
+    fail("attribute " + std::string(name) + "=" + std::to_string(v) + " is not an ONNX tensor element type");
+  }
+  return static_cast<ONNXTensorElementDataType>(v);
+}
+
 float attr_float(const OrtKernelInfo* info, const char* name, float dflt) {
   float v = 0.0f;
   OrtStatus* st = g_ort->KernelInfoGetAttribute_float(info, name, &v);

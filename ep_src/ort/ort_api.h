@@ -76,6 +76,9 @@ Tensor output(OrtKernelContext* ctx, size_t index, const std::vector<int64_t>& s
 
 // Attribute readers with defaults (a missing attribute gives the default).
 int64_t attr_int(const OrtKernelInfo* info, const char* name, int64_t dflt);
+// An element-type attribute (output_dtype, to). A value outside the enum's range fails here: casting it to
+// ONNXTensorElementDataType would be undefined (UBSan, found by tests/fuzz). The caller checks the types it takes.
+ONNXTensorElementDataType attr_elem_type(const OrtKernelInfo* info, const char* name, ONNXTensorElementDataType dflt);
 float attr_float(const OrtKernelInfo* info, const char* name, float dflt);
 std::string attr_string(const OrtKernelInfo* info, const char* name, const std::string& dflt);
 std::vector<int64_t> attr_ints(const OrtKernelInfo* info, const char* name);

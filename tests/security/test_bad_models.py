@@ -25,6 +25,9 @@ from .bad_cases import CASES
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_TIMEOUT_S = 240
 ROUTES = ("custom_op", "ep")
+# Cases a run leaves out, comma-separated: tools/sanitize.sh skips the one that asks for more memory than exists,
+# which AddressSanitizer's allocator aborts on (it cannot make a failed operator new throw) instead of failing it.
+SKIPPED = {n for n in os.environ.get("FP8ORT_BAD_CASES_SKIP", "").split(",") if n}
 
 
 def _run_child(route: str, seed: int, library: str) -> tuple[dict[str, dict], str | None, str]:
@@ -32,7 +35,8 @@ def _run_child(route: str, seed: int, library: str) -> tuple[dict[str, dict], st
     env = dict(os.environ, FP8ORT_LIBRARY=library)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "tests.security.bad_cases", route, str(seed)],
+            [sys.executable, "-m", "tests.security.bad_cases", route, str(seed)]
+            + ([n for n in CASES if n not in SKIPPED] if SKIPPED else []),
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -65,6 +69,8 @@ def corpus(library, request) -> dict:
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_bad_op_input(name, route, corpus):
+    if name in SKIPPED:
+        pytest.skip(f"{name} left out by FP8ORT_BAD_CASES_SKIP")
     results, died_in, why = corpus[route]
     seed = corpus["seed"]
     assert died_in != name, f"{name} on {route} killed the process (seed {seed}): {why}"

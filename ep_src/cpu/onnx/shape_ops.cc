@@ -195,7 +195,7 @@ class CastKernel : public Kernel {
  public:
   explicit CastKernel(const OrtKernelInfo* info) {
     oc_ = {"Cast", node_name(info)};
-    to_ = static_cast<ONNXTensorElementDataType>(attr_int(info, "to", 0));
+    to_ = attr_elem_type(info, "to", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED);
     saturate_ = attr_int(info, "saturate", 1) != 0;
   }
 
