@@ -109,6 +109,46 @@ def quantize(
     config = config or QuantizeConfig()
     if not isinstance(config, QuantizeConfig):
         raise QuantizeError(f"config must be a fp8ort.QuantizeConfig, not {type(config).__name__}")
+    try:
+        return _quantize(model, output, calibration_data, config, return_report, external_data, progress)
+    except (QuantizeError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # a malformed model reached a pass (or onnxruntime) that does not check it
+        raise QuantizeError(_unexpected_failure(model, exc)) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+
+
+def _unexpected_failure(model: mio.ModelLike, exc: Exception) -> str:
+    """The message for an exception that is not a QuantizeError: whether onnx.checker rejects the model (then the
+    model is the problem and the checker names it) or accepts it (then it is fp8ort's bug)."""
+    try:
+        if isinstance(model, ir.Model):
+            model = ir.to_proto(model)
+        onnx.checker.check_model(model if isinstance(model, onnx.ModelProto) else os.fspath(model), full_check=True)
+    except Exception as check:  # noqa: BLE001 - any checker failure is the answer
+        return (
+            f"the model is not valid ONNX ({_first_line(check)}), and quantizing it failed with {_first_line(exc)}; "
+            "fix the model (onnx.checker.check_model(model, full_check=True) names the problem) and quantize again"
+        )
+    return (
+        f"quantizing failed with {_first_line(exc)} on a model that onnx.checker accepts: this is a bug in fp8ort, "
+        "please report it with the model (or exclude the failing nodes with exclude_nodes meanwhile)"
+    )
+
+
+def _quantize(
+    model: mio.ModelLike,
+    output: str | os.PathLike | None,
+    calibration_data: Any,
+    config: QuantizeConfig,
+    return_report: bool,
+    external_data: bool | None,
+    progress: bool | None,
+) -> ir.Model | onnx.ModelProto | tuple[ir.Model | onnx.ModelProto, QuantizeReport]:
     t0 = time.perf_counter()
     plan = Plan(mio.load_model(model), config, progress)
     plan.calibrate(calibration_data)

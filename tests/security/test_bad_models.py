@@ -167,11 +167,6 @@ def test_quantizer_graph_input_with_huge_dim(resnetish):
     assert "x" in str(info.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the quantizer does not check the graph before calibrating: onnxruntime's InvalidArgument ('Node input "
-    "no_such_weight is not a graph input...') escapes instead of a QuantizeError (fix belongs in quantization/)",
-)
 def test_quantizer_node_with_missing_input(resnetish):
     """A node reading a value nothing produces: refused with a QuantizeError naming the value."""
     proto = ir.to_proto(resnetish)
@@ -180,11 +175,6 @@ def test_quantizer_node_with_missing_input(resnetish):
         fq.quantize(proto, calibration_data=qmodels.calib(resnetish))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the quantizer does not type-check the model first: onnxruntime's InvalidGraph ('Type tensor(int64) of "
-    "input parameter (w) of operator (Conv) ... is invalid') escapes instead of a QuantizeError",
-)
 def test_quantizer_weight_of_wrong_dtype():
     """An int64 Conv weight is not a float model: the Conv stays as it is or the model is refused, clearly."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])
