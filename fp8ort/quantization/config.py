@@ -42,6 +42,9 @@ class QuantizeConfig:
             (per-layer sensitivity measured on the calibration data; the report lists the layers kept).
         bias_correction: fold the mean output shift caused by FP8 weight rounding (``(Wq - W) @ E[x]``, with
             ``E[x]`` per input channel from the calibration data) into the bias of each Conv/Gemm.
+        activation_shift: quantize an FP8 layer input as ``x - mean`` (per channel, from the calibration data) where
+            the float graph absorbs the mean exactly: the input's producer is an Add of a constant or a Conv with a
+            bias, and every reader sums it without zero padding (its bias takes ``W @ mean``). No op is added.
         calibration_batch_size: samples per ORT run during calibration when the model's batch is dynamic.
         random_calibration: allow quantizing without calibration data, using random inputs (warns; the
             activation scales are then meaningless for real data).
@@ -67,6 +70,7 @@ class QuantizeConfig:
     fp8_activations: bool = True
     accuracy_target_db: float | None = None
     bias_correction: bool = True
+    activation_shift: bool = True
     calibration_batch_size: int = 8
     random_calibration: bool = False
     num_bins: int = 2048
