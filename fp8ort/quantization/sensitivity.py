@@ -54,7 +54,14 @@ def scored_outputs(plan: Plan) -> list[str]:
         node = producer.get(v.name)
         while node is not None and node.op_type in SHAPE_OPS and node.inputs and node.inputs[0] is not None:
             node = producer.get(node.inputs[0].name)  # opset < 13 exports: Flatten -> Softmax -> Reshape
-        names.append(node.inputs[0].name if node is not None and node.op_type in ("Softmax", "LogSoftmax") else v.name)
+        if node is None or node.op_type not in ("Softmax", "LogSoftmax"):
+            names.append(v.name)
+            continue
+        logits = node.inputs[0]
+        flat = producer.get(logits.name)
+        if flat is not None and flat.op_type in ("Flatten", "Reshape") and flat.inputs[0] is not None:
+            logits = flat.inputs[0]  # the same logits with their leading sample axis (the search slices samples)
+        names.append(logits.name)
     return names
 
 
@@ -78,7 +85,7 @@ class _Evaluator:
         first = self.feeds[0] if self.feeds else {}
         self.small = [{k: v[:RANKING_SAMPLES] for k, v in first.items()}]
         self.ref = [self._run(f, set()) for f in self.feeds]  # all switches 0: the float model
-        self.small_ref = [{o: r[:RANKING_SAMPLES] for o, r in self.ref[0].items()}] if self.ref else []
+        self.small_ref = [self._run(self.small[0], set())] if self.ref else []
         self.runs = 0
 
     def _run(self, feed: dict, fp8: set[str]) -> dict[str, np.ndarray]:
