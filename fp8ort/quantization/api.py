@@ -224,6 +224,16 @@ class Plan:
                 sess, self.feeds, names, col.add_hist, f"histograms ({cfg.calibration_method})", self.progress
             )
         self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile) for n in names}
+        if cfg.weight_rounding == "compensated":
+            from .rounding import optimize_rounding
+
+            todo = [g for g in self.groups if g.quantized and g.name not in self.fp8_weights]
+            done = optimize_rounding(self.float_model, todo, self.feeds, cfg.fp8)
+            self.fp8_weights.update(done)
+            self.notes.append(
+                f"weight rounding: {len(done)} of {len(todo)} layer(s) rounded with error compensation (GPTQ-style, "
+                "same scales); the others keep round-to-nearest"
+            )
         self.x_mean = {n: sums[n] / max(counts[n], 1) for n in sums}
 
     def _shift_activations(self) -> None:

@@ -12,6 +12,7 @@ from .errors import QuantizeError
 CALIBRATION_METHODS = ("max", "percentile", "mse", "entropy")
 OP_TYPES = ("Conv", "MatMul", "Gemm")
 FORMATS = ("fp8ort", "qdq")
+WEIGHT_ROUNDINGS = ("nearest", "compensated")
 LAYOUTS = ("NCHW", "NHWC")
 FP8_FORMATS = ("e4m3fn", "e4m3fnuz")
 METADATA_KEY = "fp8ort.quantize_config"
@@ -45,6 +46,9 @@ class QuantizeConfig:
         activation_shift: quantize an FP8 layer input as ``x - mean`` (per channel, from the calibration data) where
             the float graph absorbs the mean exactly: the input's producer is an Add of a constant or a Conv with a
             bias, and every reader sums it without zero padding (its bias takes ``W @ mean``). No op is added.
+        weight_rounding: ``nearest`` (each FP8 weight the nearest value) or ``compensated`` (GPTQ-style: each
+            rounding error spread over the weights not rounded yet along the inverse input second moment, which
+            lowers the layer's output error on the calibration data; same per-channel scales).
         calibration_batch_size: samples per ORT run during calibration when the model's batch is dynamic.
         random_calibration: allow quantizing without calibration data, using random inputs (warns; the
             activation scales are then meaningless for real data).
@@ -71,6 +75,7 @@ class QuantizeConfig:
     accuracy_target_db: float | None = None
     bias_correction: bool = True
     activation_shift: bool = True
+    weight_rounding: str = "nearest"
     calibration_batch_size: int = 8
     random_calibration: bool = False
     num_bins: int = 2048
@@ -84,6 +89,7 @@ class QuantizeConfig:
             object.__setattr__(self, name, tuple(value))
         _choice("calibration_method", self.calibration_method, CALIBRATION_METHODS)
         _choice("format", self.format, FORMATS)
+        _choice("weight_rounding", self.weight_rounding, WEIGHT_ROUNDINGS)
         _choice("layout", self.layout.upper(), LAYOUTS)
         object.__setattr__(self, "layout", self.layout.upper())
         fmt = nx.get_format(self.fp8_format).name

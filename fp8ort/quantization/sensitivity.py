@@ -11,8 +11,8 @@ not a model rebuild:
 2. rank layers by noise per MAC (what keeping the layer in float buys for what it costs) and keep layers in float in
    that order until the additive noise model (per-layer noise powers add, scaled to the measured all-FP8 noise)
    predicts the target;
-3. measure that choice; keep more layers while it falls short, then give back to FP8 the kept layers (largest
-   MACs first) whose return, measured, still meets the target;
+3. measure that choice; keep more layers while it falls short, then give back to FP8 the kept layers whose return
+   still meets the target (``_give_back``: cheapest measured noise per MAC first);
 4. check the result on the real (non-switch) QDQ build and keep more layers if that falls short.
 
 Search samples (``SEARCH_SAMPLES``) are spread over all calibration batches and split into batches of
@@ -171,18 +171,8 @@ def search_float_layers(plan: Plan) -> None:
         keep.append(rest.pop(0))
         measured = ev.ratio(all_fp8 - set(keep))
     total = sum(macs[c] for c in cands)
-    # give back what the target does not need, each return measured (layer noise is far from additive in real
-    # models: returning one layer can lower the output noise), except layers too small to be worth a run
-    for c in sorted(keep, key=lambda c: macs[c], reverse=True):
-        if len(keep) == 1:
-            break
-        if macs[c] < GIVE_BACK_MIN_SHARE * total:
-            continue
-        trial = [k for k in keep if k != c]
-        r = ev.ratio(all_fp8 - set(trial))
-        if r <= budget:
-            keep, measured = trial, r
-            rest.insert(0, c)
+    keep, measured, returned = _give_back(ev, all_fp8, keep, measured, budget, macs, total)
+    rest = returned + rest
     checks = 0
     while True:  # the real build (FP8 residual inputs only where every consumer is FP8) decides
         final = _final_ratio(plan, keep)
@@ -206,6 +196,37 @@ def search_float_layers(plan: Plan) -> None:
     )
     if final > final_budget:
         plan.notes.append(f"accuracy target {target:g} dB not reached: the closest found is {_db(final):.1f} dB")
+
+
+def _give_back(
+    ev: _Evaluator,
+    all_fp8: set[str],
+    keep: list[str],
+    measured: float,
+    budget: float,
+    macs: dict[str, int],
+    total: int,
+) -> tuple[list[str], float, list[str]]:
+    """Return to FP8 the kept layers the target does not need: measure each one's return alone (layer noise is far
+    from additive in real models), then try them back in order of measured noise per MAC, cheapest first, each try
+    measured on the current choice. Layers under ``GIVE_BACK_MIN_SHARE`` of the MACs are not worth the runs.
+    Returns the new kept list, its noise ratio and the layers returned."""
+    tries = [c for c in keep if macs[c] >= GIVE_BACK_MIN_SHARE * total]
+    if len(keep) < 2 or not tries:
+        return keep, measured, []
+    alone_back = {c: ev.ratio(all_fp8 - (set(keep) - {c})) for c in tries}
+    order = sorted(tries, key=lambda c: max(alone_back[c] - measured, 0.0) / macs[c])
+    returned: list[str] = []
+    changed = False  # alone_back holds until the first return
+    for c in order:
+        if len(keep) == 1:
+            break
+        trial = [k for k in keep if k != c]
+        r = ev.ratio(all_fp8 - set(trial)) if changed else alone_back[c]
+        if r <= budget:
+            keep, measured, changed = trial, r, True
+            returned.append(c)
+    return keep, measured, returned
 
 
 def _final_ratio(plan: Plan, keep: list[str]) -> float:
