@@ -187,7 +187,8 @@ class Plan:
     def calibrate(self, data: Any) -> None:
         cfg = self.config
         self.feeds = cal.get_feeds(data, self.input_specs(), cfg.calibration_batch_size, cfg.random_calibration)
-        if cfg.activation_shift and self.feeds:
+        shift = cfg.activation_shift if cfg.activation_shift is not None else cfg.accuracy_target_db is not None
+        if shift and self.feeds:
             self._shift_activations()
         names = self.calibrated_names()
         shape_names = self._anchor_value_names()

@@ -46,6 +46,9 @@ class QuantizeConfig:
         activation_shift: quantize an FP8 layer input as ``x - mean`` (per channel, from the calibration data) where
             the float graph absorbs the mean exactly: the input's producer is an Add of a constant or a Conv with a
             bias, and every reader sums it without zero padding (its bias takes ``W @ mean``). No op is added.
+            ``None`` (default): only with ``accuracy_target_db``, whose search measures the result (it lowers each
+            shifted input's noise, but on PP-OCRv4's recognizer the all-FP8 model gets worse while the search
+            keeps far fewer MACs in float; bench/results/accuracy.md).
         weight_rounding: ``nearest`` (each FP8 weight the nearest value) or ``compensated`` (GPTQ-style: each
             rounding error spread over the weights not rounded yet along the inverse input second moment, which
             lowers the layer's output error on the calibration data; same per-channel scales).
@@ -74,7 +77,7 @@ class QuantizeConfig:
     fp8_activations: bool = True
     accuracy_target_db: float | None = None
     bias_correction: bool = True
-    activation_shift: bool = True
+    activation_shift: bool | None = None
     weight_rounding: str = "nearest"
     calibration_batch_size: int = 8
     random_calibration: bool = False

@@ -75,7 +75,7 @@ def _feeds(model: ir.Model, seed: int) -> dict[str, np.ndarray]:
 def test_shift_keeps_the_float_model_and_skips_padded_readers():
     model = _conv_model()
     calib = _feeds(model, 1)
-    plan = Plan(mio.load_model(model), fq.QuantizeConfig(format="qdq"), False)
+    plan = Plan(mio.load_model(model), fq.QuantizeConfig(format="qdq", activation_shift=True), False)
     plan.calibrate(calib)
     notes = [n for n in plan.notes if n.startswith("activation mean shift")]
     assert len(notes) == 1 and "1 layer input(s)" in notes[0]
@@ -105,10 +105,19 @@ def test_shift_lowers_fp8_noise_of_offset_inputs():
 def test_shift_through_matmul_bias_and_gemm():
     model = _dense_model()
     calib, held = _feeds(model, 1), _feeds(model, 2)
-    plan = Plan(mio.load_model(model), fq.QuantizeConfig(format="qdq"), False)
+    plan = Plan(mio.load_model(model), fq.QuantizeConfig(format="qdq", activation_shift=True), False)
     plan.calibrate(calib)
     assert any("2 layer input(s)" in n for n in plan.notes), plan.notes
     for ref, got in zip(run_float(model, held), run_float(plan.float_model, held)):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
     off, on = _sqnr(model, calib, held, False), _sqnr(model, calib, held, True)
     assert all(b > a + 3.0 for a, b in zip(off, on)), (off, on)
+
+
+def test_shift_default_follows_the_accuracy_target():
+    model = _conv_model()
+    calib = _feeds(model, 1)
+    for target, expect in ((None, False), (10.0, True)):
+        plan = Plan(mio.load_model(model), fq.QuantizeConfig(format="qdq", accuracy_target_db=target), False)
+        plan.calibrate(calib)
+        assert any(n.startswith("activation mean shift") for n in plan.notes) is expect, (target, plan.notes)
