@@ -12,6 +12,7 @@ from .errors import QuantizeError
 CALIBRATION_METHODS = ("max", "percentile", "mse", "entropy")
 OP_TYPES = ("Conv", "MatMul", "Gemm")
 FORMATS = ("fp8ort", "qdq")
+WEIGHT_ROUNDINGS = ("nearest", "compensated")
 LAYOUTS = ("AUTO", "NCHW", "NHWC")
 FP8_FORMATS = ("e4m3fn", "e4m3fnuz")
 METADATA_KEY = "fp8ort.quantize_config"
@@ -45,6 +46,15 @@ class QuantizeConfig:
             (per-layer sensitivity measured on the calibration data; the report lists the layers kept).
         bias_correction: fold the mean output shift caused by FP8 weight rounding (``(Wq - W) @ E[x]``, with
             ``E[x]`` per input channel from the calibration data) into the bias of each Conv/Gemm.
+        activation_shift: quantize an FP8 layer input as ``x - mean`` (per channel, from the calibration data) where
+            the float graph absorbs the mean exactly: the input's producer is an Add of a constant or a Conv with a
+            bias, and every reader sums it without zero padding (its bias takes ``W @ mean``). No op is added.
+            ``None`` (default): only with ``accuracy_target_db``, whose search measures the result (it lowers each
+            shifted input's noise, but on PP-OCRv4's recognizer the all-FP8 model gets worse while the search
+            keeps far fewer MACs in float; bench/results/accuracy.md).
+        weight_rounding: ``nearest`` (each FP8 weight the nearest value) or ``compensated`` (GPTQ-style: each
+            rounding error spread over the weights not rounded yet along the inverse input second moment, which
+            lowers the layer's output error on the calibration data; same per-channel scales).
         calibration_batch_size: samples per ORT run during calibration when the model's batch is dynamic.
         random_calibration: allow quantizing without calibration data, using random inputs (warns; the
             activation scales are then meaningless for real data).
@@ -70,6 +80,8 @@ class QuantizeConfig:
     fp8_activations: bool = True
     accuracy_target_db: float | None = None
     bias_correction: bool = True
+    activation_shift: bool | None = None
+    weight_rounding: str = "nearest"
     calibration_batch_size: int = 8
     random_calibration: bool = False
     num_bins: int = 2048
@@ -83,6 +95,7 @@ class QuantizeConfig:
             object.__setattr__(self, name, tuple(value))
         _choice("calibration_method", self.calibration_method, CALIBRATION_METHODS)
         _choice("format", self.format, FORMATS)
+        _choice("weight_rounding", self.weight_rounding, WEIGHT_ROUNDINGS)
         _choice("layout", self.layout.upper(), LAYOUTS)
         layout = self.layout.upper()
         if layout == "AUTO":

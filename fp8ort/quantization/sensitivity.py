@@ -11,8 +11,8 @@ not a model rebuild:
 2. rank layers by noise per MAC (what keeping the layer in float buys for what it costs) and keep layers in float in
    that order until the additive noise model (per-layer noise powers add, scaled to the measured all-FP8 noise)
    predicts the target;
-3. measure that choice; keep more layers while it falls short, then give back to FP8 the kept layers (largest
-   MACs first) whose return still meets the target;
+3. measure that choice; keep more layers while it falls short, then give back to FP8 the kept layers whose return
+   still meets the target (``_give_back``: cheapest measured noise per MAC first);
 4. check the result on the real (non-switch) QDQ build and keep more layers if that falls short.
 
 Search samples (``SEARCH_SAMPLES``) are spread over all calibration batches and split into batches of
@@ -39,7 +39,9 @@ RANKING_SAMPLES = 8  # samples on which each layer's noise alone is measured (a 
 SEARCH_BATCH = 8  # samples per search batch: the target must hold on every batch, not only on their pool
 MAX_FINAL_CHECKS = 4
 SEARCH_MARGIN_DB = 0.05
+GIVE_BACK_MIN_SHARE = 0.002  # kept layers with a smaller share of the candidate MACs are not tried back in FP8
 ESTIMATE_TOLERANCE_DB = 0.1  # switch model vs real build: equal up to float32 rounding
+SHAPE_OPS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")  # between a Softmax and the graph output
 
 
 def scored_outputs(plan: Plan) -> list[str]:
@@ -50,7 +52,16 @@ def scored_outputs(plan: Plan) -> list[str]:
     names = []
     for v in plan.float_model.graph.outputs:
         node = producer.get(v.name)
-        names.append(node.inputs[0].name if node is not None and node.op_type in ("Softmax", "LogSoftmax") else v.name)
+        while node is not None and node.op_type in SHAPE_OPS and node.inputs and node.inputs[0] is not None:
+            node = producer.get(node.inputs[0].name)  # opset < 13 exports: Flatten -> Softmax -> Reshape
+        if node is None or node.op_type not in ("Softmax", "LogSoftmax"):
+            names.append(v.name)
+            continue
+        logits = node.inputs[0]
+        flat = producer.get(logits.name)
+        if flat is not None and flat.op_type in ("Flatten", "Reshape") and flat.inputs[0] is not None:
+            logits = flat.inputs[0]  # the same logits with their leading sample axis (the search slices samples)
+        names.append(logits.name)
     return names
 
 
@@ -74,7 +85,7 @@ class _Evaluator:
         first = self.feeds[0] if self.feeds else {}
         self.small = [{k: v[:RANKING_SAMPLES] for k, v in first.items()}]
         self.ref = [self._run(f, set()) for f in self.feeds]  # all switches 0: the float model
-        self.small_ref = [{o: r[:RANKING_SAMPLES] for o, r in self.ref[0].items()}] if self.ref else []
+        self.small_ref = [self._run(self.small[0], set())] if self.ref else []
         self.runs = 0
 
     def _run(self, feed: dict, fp8: set[str]) -> dict[str, np.ndarray]:
@@ -159,16 +170,9 @@ def search_float_layers(plan: Plan) -> None:
     while measured > budget and rest:  # the model was optimistic: keep the next layers of the ranking
         keep.append(rest.pop(0))
         measured = ev.ratio(all_fp8 - set(keep))
-    for c in sorted(keep, key=lambda c: macs[c], reverse=True):  # give back what the target does not need
-        if len(keep) == 1:
-            break
-        if measured + scale * alone[c] > budget * 1.25:  # the additive model says it cannot fit: skip the run
-            continue
-        trial = [k for k in keep if k != c]
-        r = ev.ratio(all_fp8 - set(trial))
-        if r <= budget:
-            keep, measured = trial, r
-            rest.insert(0, c)
+    total = sum(macs[c] for c in cands)
+    keep, measured, returned = _give_back(ev, all_fp8, keep, measured, budget, macs, total)
+    rest = returned + rest
     checks = 0
     while True:  # the real build (FP8 residual inputs only where every consumer is FP8) decides
         final = _final_ratio(plan, keep)
@@ -185,7 +189,6 @@ def search_float_layers(plan: Plan) -> None:
             f"choice, its real build gives {_db(final):.2f} dB; please report it with the model"
         )
     kept_macs = sum(macs[c] for c in keep)
-    total = sum(macs[c] for c in cands)
     plan.notes.append(
         f"accuracy target {target:g} dB: {len(keep)} layer(s) ({100 * kept_macs / max(total, 1):.1f}% of candidate "
         f"MACs) kept in float give {_db(final):.1f} dB on {sum(len(next(iter(f.values()))) for f in ev.feeds)} "
@@ -193,6 +196,37 @@ def search_float_layers(plan: Plan) -> None:
     )
     if final > final_budget:
         plan.notes.append(f"accuracy target {target:g} dB not reached: the closest found is {_db(final):.1f} dB")
+
+
+def _give_back(
+    ev: _Evaluator,
+    all_fp8: set[str],
+    keep: list[str],
+    measured: float,
+    budget: float,
+    macs: dict[str, int],
+    total: int,
+) -> tuple[list[str], float, list[str]]:
+    """Return to FP8 the kept layers the target does not need: measure each one's return alone (layer noise is far
+    from additive in real models), then try them back in order of measured noise per MAC, cheapest first, each try
+    measured on the current choice. Layers under ``GIVE_BACK_MIN_SHARE`` of the MACs are not worth the runs.
+    Returns the new kept list, its noise ratio and the layers returned."""
+    tries = [c for c in keep if macs[c] >= GIVE_BACK_MIN_SHARE * total]
+    if len(keep) < 2 or not tries:
+        return keep, measured, []
+    alone_back = {c: ev.ratio(all_fp8 - (set(keep) - {c})) for c in tries}
+    order = sorted(tries, key=lambda c: max(alone_back[c] - measured, 0.0) / macs[c])
+    returned: list[str] = []
+    changed = False  # alone_back holds until the first return
+    for c in order:
+        if len(keep) == 1:
+            break
+        trial = [k for k in keep if k != c]
+        r = ev.ratio(all_fp8 - set(trial)) if changed else alone_back[c]
+        if r <= budget:
+            keep, measured, changed = trial, r, True
+            returned.append(c)
+    return keep, measured, returned
 
 
 def _final_ratio(plan: Plan, keep: list[str]) -> float:

@@ -19,7 +19,7 @@ from fp8ort.numerics import sqnr_db  # noqa: E402
 from models import ocr  # noqa: E402
 
 WIDTH = 160  # narrow lines keep the test fast
-TARGET_DB = 15.0  # on the logits in front of the Softmax
+TARGET_DB = 20.0  # on the logits in front of the Softmax (at 15 dB ~80% of held-out lines match)
 
 
 def _run(model_bytes: bytes, x: np.ndarray) -> np.ndarray:
@@ -39,12 +39,6 @@ def test_ctc_decode_merges_repeats_and_drops_blanks() -> None:
     assert ocr.ctc_decode(probs, chars) == ["aab "]
 
 
-@pytest.mark.xfail(
-    reason="not met yet (2026-12-03): at 15 dB 87.5% of held-out lines match; at 20 dB 98% match but "
-    "only ~50% of MACs stay FP8: the switch model equals the real build (2026-12-03, acc2), but layer noise is "
-    "strongly non-additive, so the ranking search keeps too many MACs float (bench/results/accuracy.md)",
-    strict=False,
-)
 def test_recognizer_target_holds_on_held_out_lines() -> None:
     model = ocr.with_input_shape(ocr.recognizer_path(), ocr.REC_HEIGHT, WIDTH)
     calib, _ = ocr.render_lines(16, seed=11, width=WIDTH)

@@ -117,3 +117,34 @@ def test_search_estimate_is_the_returned_model():
     got = _worst_db(plan, plan.build("qdq", final=True))
     assert abs(plan.search_estimate_db - got) < 0.1, (plan.search_estimate_db, got, plan.kept_for_target)
     assert not any("inconsistency" in n for n in plan.notes), plan.notes
+
+
+SOFTMAX_OLD_OPSET = """
+<ir_version: 10, opset_import: ["" : 21]>
+classifier (float[N,5,16] x) => (float[N,5,6] p) {
+    h = MatMul (x, w)
+    hb = Add (h, b)
+    f = Flatten <axis=2> (hb)
+    s = Softmax <axis=1> (f)
+    p = Reshape (s, shape)
+}
+"""
+
+
+def test_scored_output_is_the_logits_behind_a_flattened_softmax():
+    """Opset < 13 exports write Softmax over a Flatten and Reshape the probabilities back (PP-OCR): the search scores
+    the logits in front of the Softmax, not the probabilities."""
+    rng = np.random.default_rng(0)
+    model = qmodels.build(
+        SOFTMAX_OLD_OPSET,
+        {
+            "w": rng.standard_normal((16, 6)).astype(np.float32),
+            "b": rng.standard_normal(6).astype(np.float32),
+            "shape": np.array([-1, 5, 6], np.int64),
+        },
+    )
+    plan = _plan(model, qmodels.calib(model, 8))
+    (name,) = sens.scored_outputs(plan)
+    producer = {o.name: n for n in plan.float_model.graph for o in n.outputs}
+    assert name != "p"
+    assert producer[name].op_type == "Add"  # the logits before the Flatten (their sample axis first)
