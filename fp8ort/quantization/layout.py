@@ -73,6 +73,8 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
         return ir.passes.PassResult(model, modified)
 
     def _sink(self, graph: ir.Graph, node: ir.Node) -> bool:
+        if not node.outputs or node.outputs[0].is_graph_output():  # a graph output keeps its producer and layout
+            return False
         if is_std(node, "GlobalAveragePool"):
             src = _to_nchw_source(node.inputs[0])
             if src is None or src.shape is None or len(src.shape) != 4:
@@ -85,7 +87,7 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
                 attrs.append(ir.AttrInt64s("axes", [1, 2]))
             out_shape = ir.Shape([src.shape[0], 1, 1, src.shape[3]])
             return self._replace(graph, node, "ReduceMean", inputs, attrs, out_shape)
-        if node.domain not in ("", "ai.onnx") or node.outputs[0].is_graph_output():
+        if node.domain not in ("", "ai.onnx"):
             return False
         if node.op_type in LAYOUT_FREE_UNARY:
             src = _to_nchw_source(node.inputs[0])

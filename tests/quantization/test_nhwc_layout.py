@@ -91,3 +91,24 @@ def test_nhwc_squeeze_excitation_stays_channels_last():
         outs[layout] = ops.run(ops.session(q, lib), {"x": calib["x"][:3]})
     for a, b in zip(outs["NCHW"], outs["NHWC"], strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_nhwc_pooled_graph_output_keeps_its_producer():
+    """A model that ends in GlobalAveragePool (a feature extractor): the pooled graph output stays where it is."""
+    rng = np.random.default_rng(0)
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 4, 8, 8])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 8, 1, 1])
+    w = onnx.numpy_helper.from_array(rng.standard_normal((8, 4, 3, 3)).astype(np.float32), "w")
+    nodes = [
+        onnx.helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        onnx.helper.make_node("GlobalAveragePool", ["c"], ["y"]),
+    ]
+    model = onnx.helper.make_model(
+        onnx.helper.make_graph(nodes, "g", [x], [y], [w]), opset_imports=[onnx.helper.make_opsetid("", 17)]
+    )
+    model.ir_version = 8
+    calib = {"x": rng.standard_normal((4, 4, 8, 8)).astype(np.float32)}
+    q = fp8ort.quantize(model, calibration_data=calib, config=fp8ort.QuantizeConfig(layout="NHWC"))
+    onnx.checker.check_model(q, full_check=True)
+    assert [o.name for o in q.graph.output] == ["y"]
+    assert q.graph.node[-1].op_type == "GlobalAveragePool"
