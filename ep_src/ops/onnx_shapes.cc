@@ -310,7 +310,11 @@ Shape gather_elements_shape(const Shape& data, const Shape& indices, int64_t* ax
   return indices;
 }
 
-GatherNdGeometry gather_nd_geometry(const Shape& data, const Shape& indices, int64_t batch_dims) {
+GatherNdGeometry gather_nd_geometry(const Shape& data, const Tensor& index_tensor, int64_t batch_dims) {
+  if (index_tensor.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+    fail(std::string("indices must be int64, got ") + type_name(index_tensor.type));
+  }
+  const Shape& indices = index_tensor.shape;
   const int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.size());
   if (r < 1 || q < 1) fail("data " + shape_str(data) + " and indices " + shape_str(indices) + " need rank >= 1");
   if (batch_dims < 0 || batch_dims >= std::min(r, q)) {
@@ -335,11 +339,17 @@ GatherNdGeometry gather_nd_geometry(const Shape& data, const Shape& indices, int
     g.out.push_back(indices[d]);
   }
   g.index_dims.assign(data.begin() + batch_dims, data.begin() + batch_dims + g.k);
+  g.dim_strides.assign(static_cast<size_t>(g.k), 0);
   for (int64_t d = batch_dims + g.k; d < r; ++d) {
     g.slice *= data[d];
     g.out.push_back(data[d]);
   }
-  g.batch_stride = element_count(Shape(data.begin() + batch_dims, data.end()));
+  g.batch_stride = element_count(Shape(data.begin() + batch_dims, data.end()));  // bounds the strides' products
+  int64_t step = g.slice;
+  for (int64_t j = g.k - 1; j >= 0; --j) {
+    g.dim_strides[j] = step;
+    step *= g.index_dims[j];
+  }
   element_count(g.out);
   return g;
 }

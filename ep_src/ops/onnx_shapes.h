@@ -64,8 +64,8 @@ int64_t gather_index(int64_t index, int64_t n, int64_t axis);
 // shape. `axis` is normalized in place.
 Shape gather_elements_shape(const Shape& data, const Shape& indices, int64_t* axis);
 
-// GatherND with batch_dims b: data [B..., D...], indices [B..., I..., k] (B = the first b dimensions, equal in both,
-// 1 <= k <= rank(data) - b); each index row picks data[B..., i_0..i_{k-1}, :] of `slice` elements.
+// GatherND with batch_dims b: data [B..., D...], int64 indices [B..., I..., k] (B = the first b dimensions, equal in
+// both, 1 <= k <= rank(data) - b); each index row picks data[B..., i_0..i_{k-1}, :] of `slice` elements.
 struct GatherNdGeometry {
   int64_t batch = 1;        // prod of the batch dimensions
   int64_t rows = 1;         // index rows per batch: prod(I...)
@@ -73,9 +73,10 @@ struct GatherNdGeometry {
   int64_t slice = 1;        // elements per gathered slice: prod(data.shape[b + k:])
   int64_t batch_stride = 1; // elements of data per batch: prod(data.shape[b:])
   Shape index_dims;         // data.shape[b : b + k], the ranges the index components must lie in
+  Shape dim_strides;        // elements of data per step of each indexed dimension
   Shape out;                // B... + I... + data.shape[b + k:]
 };
-GatherNdGeometry gather_nd_geometry(const Shape& data, const Shape& indices, int64_t batch_dims);
+GatherNdGeometry gather_nd_geometry(const Shape& data, const Tensor& indices, int64_t batch_dims);
 
 // Range(start, limit, delta): max(ceil((limit - start) / delta), 0) elements, element i = start + i * delta. The
 // three inputs are scalars (one element) of one type, float32, int32 or int64, in CPU memory; delta is not 0.

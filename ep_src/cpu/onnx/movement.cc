@@ -253,20 +253,17 @@ class GatherNdKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const Tensor idx = input(ctx, 1);
-    if (idx.type != kI64) fail(std::string("indices must be int64, got ") + type_name(idx.type));
-    const GatherNdGeometry g = gather_nd_geometry(x.shape, idx.shape, batch_dims_);
+    const GatherNdGeometry g = gather_nd_geometry(x.shape, idx, batch_dims_);
     const std::vector<int64_t> indices = read_ints(idx, "indices", /*one_d=*/false);
     const size_t es = element_size(x.type);
     Tensor y = output(ctx, 0, g.out);
     if (y.size == 0) return;
-    Shape dim_strides(static_cast<size_t>(g.k), g.slice);  // elements per step of each indexed dimension
-    for (int64_t j = g.k - 2; j >= 0; --j) dim_strides[j] = dim_strides[j + 1] * g.index_dims[j + 1];
     const uint8_t* xp = static_cast<const uint8_t*>(x.data);
     uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
     const size_t block = static_cast<size_t>(g.slice) * es;
     for (int64_t r = 0; r < g.batch * g.rows; ++r) {
       int64_t off = (r / g.rows) * g.batch_stride;
-      for (int64_t j = 0; j < g.k; ++j) off += gather_index(indices[r * g.k + j], g.index_dims[j], j) * dim_strides[j];
+      for (int64_t j = 0; j < g.k; ++j) off += gather_index(indices[r * g.k + j], g.index_dims[j], j) * g.dim_strides[j];
       std::memcpy(yp + r * block, xp + off * es, block);
     }
   }

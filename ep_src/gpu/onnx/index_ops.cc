@@ -22,12 +22,6 @@ class RangeKernel : public Kernel {
   }
 };
 
-void require_index_type(const Tensor& idx) {
-  if (idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 && idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
-    fail(std::string("input indices must be int64 or int32; got ") + type_name(idx.type));
-  }
-}
-
 void require_rank(const Shape& s, const char* what) {
   if (s.size() > FP8ORT_ONNX_MAX_RANK) {
     fail(std::string(what) + " has rank " + std::to_string(s.size()) + "; the GPU kernel takes rank <= " +
@@ -76,8 +70,7 @@ class GatherNdKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor data = input(ctx, 0), idx = input(ctx, 1);
     const int64_t elem = require_element_size(data, "data");
-    if (idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) fail(std::string("indices must be int64, got ") + type_name(idx.type));
-    const GatherNdGeometry geo = gather_nd_geometry(data.shape, idx.shape, batch_dims_);
+    const GatherNdGeometry geo = gather_nd_geometry(data.shape, idx, batch_dims_);
     require_rank(data.shape, "data");
     Tensor y = output(ctx, 0, geo.out);
     if (element_count(geo.out) == 0) return;
@@ -87,11 +80,9 @@ class GatherNdKernel : public Kernel {
     g.k = geo.k;
     g.slice = geo.slice;
     g.batch_stride = geo.batch_stride;
-    int64_t step = geo.slice;
-    for (int64_t j = geo.k - 1; j >= 0; --j) {
+    for (int64_t j = 0; j < geo.k; ++j) {
       g.index_dims[j] = geo.index_dims[j];
-      g.dim_strides[j] = step;
-      step *= geo.index_dims[j];
+      g.dim_strides[j] = geo.dim_strides[j];
     }
     gpu_check(fp8ort_onnx_gather_nd(data.data, static_cast<const int64_t*>(idx.data), y.mutable_data, elem, &g,
                                     compute_stream(ctx)),

@@ -146,9 +146,7 @@ class GatherKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor data = input(ctx, 0), idx = input(ctx, 1);
     const int64_t elem = require_element_size(data, "data");
-    if (idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 && idx.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
-      fail(std::string("input indices must be int64 or int32; got ") + type_name(idx.type));
-    }
+    require_index_type(idx);
     const int64_t rank = static_cast<int64_t>(data.shape.size());
     int64_t axis = axis_;
     const std::vector<int64_t> out = gather_shape(data.shape, idx.shape, &axis);

@@ -48,6 +48,8 @@ std::unique_ptr<Kernel> create_constant_of_shape(const OrtKernelInfo* info);
 int64_t element_size(ONNXTensorElementDataType t);
 // Element size of t, or an error naming the input when it has none the kernels move.
 int64_t require_element_size(const Tensor& t, const char* name);
+// Gather's and GatherElements' indices: int64 or int32 (on the device).
+void require_index_type(const Tensor& indices);
 // Output shapes and their validation (broadcasting, axes, Reshape...) are ops/onnx_shapes.h's, shared with the CPU
 // device so that a bad input gets the same message on either.
 

@@ -24,16 +24,10 @@ std::vector<ONNXTensorElementDataType> numeric_types() { return {kF32, kF16, kI6
 std::vector<ONNXTensorElementDataType> cast_types() { return {kF32, kF16, kI64, kI32, kBool, kU8}; }
 // From Cast-19 on: the FP8 types too (to and from float32/float16, with saturate).
 std::vector<ONNXTensorElementDataType> cast19_types() {
-  return {kF32,
-          kF16,
-          kI64,
-          kI32,
-          kBool,
-          kU8,
-          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN,
-          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ,
-          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2,
-          ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ};
+  std::vector<ONNXTensorElementDataType> t = cast_types();
+  t.insert(t.end(), {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ,
+                     ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ});
+  return t;
 }
 std::vector<ONNXTensorElementDataType> index_types() { return {kI32, kI64}; }
 // Every fixed-size type the data-movement kernels move (they copy 1-, 2-, 4- or 8-byte elements), FP8 included.

@@ -43,6 +43,12 @@ int64_t require_element_size(const Tensor& t, const char* name) {
   return s;
 }
 
+void require_index_type(const Tensor& indices) {
+  if (indices.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 && indices.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
+    fail(std::string("input indices must be int64 or int32; got ") + type_name(indices.type));
+  }
+}
+
 Walk broadcast_walk(const std::vector<int64_t>& out, const std::vector<const std::vector<int64_t>*>& inputs) {
   Walk w;
   w.dims = out;
