@@ -111,6 +111,26 @@ def _same(got: list[np.ndarray], want: list[np.ndarray], what: str) -> None:
 # ------------------------------------------------------------------------------------------------ threads
 
 
+def _in_threads(work) -> None:
+    """Runs work(t) for t < THREADS in THREADS threads started together; an exception in any fails the test here."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(THREADS)
+
+    def guarded(t: int) -> None:
+        try:
+            start.wait()  # all threads run at once
+            work(t)
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=300)
+    assert not errors, errors
+
+
 @pytest.mark.parametrize("which", ["cnn", "mlp"])
 @pytest.mark.parametrize("route", ROUTES)
 def test_one_session_from_eight_threads_matches_serial(route, which, request, rng):
@@ -119,23 +139,12 @@ def test_one_session_from_eight_threads_matches_serial(route, which, request, rn
     feeds = [[_feed(model, rng, batch=1 + (t + r) % 3) for r in range(RUNS_PER_THREAD)] for t in range(THREADS)]
     serial = [[_run(sess, f) for f in per_thread] for per_thread in feeds]
     results: dict[tuple[int, int], list[np.ndarray]] = {}
-    errors: list[BaseException] = []
-    start = threading.Barrier(THREADS)
 
     def work(t: int) -> None:
-        try:
-            start.wait()  # all threads run at once
-            for r, f in enumerate(feeds[t]):
-                results[t, r] = _run(sess, f)
-        except BaseException as exc:  # reported below, in the test's thread
-            errors.append(exc)
+        for r, f in enumerate(feeds[t]):
+            results[t, r] = _run(sess, f)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(timeout=300)
-    assert not errors, errors
+    _in_threads(work)
     assert len(results) == THREADS * RUNS_PER_THREAD
     for t in range(THREADS):
         for r in range(RUNS_PER_THREAD):
@@ -311,24 +320,13 @@ def test_gpu_one_session_from_eight_threads_matches_serial(cnn, rng):
     feeds = [_feed(cnn, rng, batch=1 + t % 3) for t in range(THREADS)]
     serial = [_run(sess, f) for f in feeds]
     results: dict[int, list[np.ndarray]] = {}
-    errors: list[BaseException] = []
-    start = threading.Barrier(THREADS)
 
     def work(t: int) -> None:
-        try:
-            start.wait()
-            for _ in range(RUNS_PER_THREAD):
-                results[t] = _run(sess, feeds[t])
-                _same(results[t], serial[t], f"gpu thread {t}")
-        except BaseException as exc:
-            errors.append(exc)
+        for _ in range(RUNS_PER_THREAD):
+            results[t] = _run(sess, feeds[t])
+            _same(results[t], serial[t], f"gpu thread {t}")
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(timeout=300)
-    assert not errors, errors
+    _in_threads(work)
     assert len(results) == THREADS
 
 
