@@ -87,13 +87,17 @@ def run_worker(
     device: str = "cuda",
     timeout_s: float = WORKER_TIMEOUT_S,
     command: list[str] | None = None,
+    fp8: Path | None = None,
 ) -> dict:
     """Runs the ORT CUDA EP worker with ``PYTHONPATH=site``; returns its JSON object, or ``{"error": ...}``.
 
-    ``command`` replaces ``[python, ort_cuda_fp16.py]`` (tests use it to stand in a fake worker).
+    ``command`` replaces ``[python, ort_cuda_fp16.py]`` (tests use it to stand in a fake worker); ``fp8`` (fp8ort's
+    model of the same export) adds the CUDA-EP custom-op route rows.
     """
     argv = [*(command or [sys.executable, str(WORKER)]), name, str(onnx_path), "--work", str(work)]
     argv += ["--runs", str(runs), "--warmups", str(warmups), "--device", device, "--batches", *map(str, batches)]
+    if fp8 is not None:
+        argv += ["--fp8", str(fp8)]
     env = {**os.environ, "PYTHONPATH": site}
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env, check=False)

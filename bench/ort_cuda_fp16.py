@@ -25,6 +25,11 @@ fused (seen on the CPU machine, 2026-12-03). The CUDA-graph sessions also fix th
 (``add_free_dimension_override_by_name``): ORT then folds the shape computations, so that every node can sit on the
 CUDA EP, which graph capture requires.
 
+With ``--fp8 MODEL`` (fp8ort's quantized model of the same export) the worker also times fp8ort's custom-op route:
+the library at ``$FP8ORT_LIBRARY`` registered with ``register_custom_ops_library`` and the model run on ORT's CUDA
+EP (``fp8ort_cuda_ep``, and ``fp8ort_cuda_ep_graph`` with enable_cuda_graph=1), so that the plugin EP and the
+CUDA-EP route are measured on the same model in the same run.
+
 Timing: IOBinding, inputs as device OrtValues, outputs preallocated on the device where their shape is known;
 median of --runs runs after --warmups (10) warm-ups (the CUDA graph is captured in them), each synchronized.
 ``--device cpu`` runs the same code on the CPU EP (no graph capture) to check the worker without a GPU.
@@ -35,6 +40,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -133,8 +139,15 @@ class Fp16Models:
         return path, {"fused_ops": fused, "nodes": len(opt.model.graph.node)}
 
 
-def make_session(path: Path, device: str, nhwc: bool, graph: bool, batch: int) -> ort.InferenceSession:
+FP8_CONFIGS: dict[str, bool] = {"fp8ort_cuda_ep": False, "fp8ort_cuda_ep_graph": True}  # row key: CUDA graph
+
+
+def make_session(
+    path: Path, device: str, nhwc: bool, graph: bool, batch: int, custom_ops: str | None = None
+) -> ort.InferenceSession:
     so = ort.SessionOptions()
+    if custom_ops:
+        so.register_custom_ops_library(custom_ops)
     if graph:
         so.add_free_dimension_override_by_name(BATCH_DIM, batch)
     if device == "cuda":
@@ -174,8 +187,20 @@ def time_session(
     return sec, binding.copy_outputs_to_cpu()[0]
 
 
-def run(name: str, fp32: Path, batches: list[int], runs: int, warmups: int, work: Path, device: str) -> dict:
+def run(
+    name: str,
+    fp32: Path,
+    batches: list[int],
+    runs: int,
+    warmups: int,
+    work: Path,
+    device: str,
+    fp8: Path | None = None,
+) -> dict:
     systems = ort_cuda_systems(name)
+    library = os.environ.get("FP8ORT_LIBRARY")
+    if fp8 is not None and not library:
+        raise SystemExit("--fp8 needs FP8ORT_LIBRARY (the libfp8ort.so to register as a custom-op library)")
     record: dict = {
         "worker": "ort_cuda_fp16",
         "model": name,
@@ -183,6 +208,7 @@ def run(name: str, fp32: Path, batches: list[int], runs: int, warmups: int, work
         "device": device,
         "providers": ort.get_available_providers(),
         "configs": {key: describe(key, device) for key in systems},
+        "fp8_model": str(fp8) if fp8 else None,
         "results": {},
     }
     if device == "cuda" and "CUDAExecutionProvider" not in record["providers"]:
@@ -193,11 +219,13 @@ def run(name: str, fp32: Path, batches: list[int], runs: int, warmups: int, work
         feed = make_inputs(name, batch, seed=2)
         row: dict = {}
         record["results"][str(batch)] = row
-        for key in systems:
-            variant, nhwc, graph = CONFIGS[key]
+        timed = [(key, lambda v=CONFIGS[key][0]: models.get(v, batch), *CONFIGS[key][1:], None) for key in systems]
+        if fp8 is not None:
+            timed += [(key, lambda: fp8, False, graph, library) for key, graph in FP8_CONFIGS.items()]
+        for key, model, nhwc, graph, custom_ops in timed:
             graph = graph and device == "cuda"
             try:
-                sess = make_session(models.get(variant, batch), device, nhwc, graph, batch)
+                sess = make_session(model(), device, nhwc, graph, batch, custom_ops)
                 sec, y = time_session(sess, feed, device, batch, runs, warmups)
                 out = work / f"{key}_b{batch}.npy"
                 np.save(out, y)
@@ -221,12 +249,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmups", type=int, default=WARMUPS, help="untimed runs first (graph capture happens here)")
     ap.add_argument("--work", type=Path, required=True, help="folder for the FP16 models and the outputs (.npy)")
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--fp8", type=Path, default=None, help="fp8ort's FP8 model: also time the CUDA-EP custom-op route")
     args = ap.parse_args(argv)
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
     stdout, sys.stdout = sys.stdout, sys.stderr  # the optimizer and converters print: keep stdout for the JSON
     try:
-        record = run(args.model, args.onnx, args.batches, args.runs, args.warmups, args.work, args.device)
+        record = run(args.model, args.onnx, args.batches, args.runs, args.warmups, args.work, args.device, args.fp8)
     finally:
         sys.stdout = stdout
     print(json.dumps(record), flush=True)

@@ -20,6 +20,8 @@ LABELS = {
     "fp8ort_nchw": "fp8ort FP8 layout NCHW, plugin EP",
     "fp8ort_nhwc": "fp8ort FP8 NHWC, plugin EP",
     "fp8ort_nhwc_graph": "fp8ort FP8 NHWC, plugin EP + graph capture",
+    "fp8ort_cuda_ep": "fp8ort FP8, custom ops on ORT CUDA EP",
+    "fp8ort_cuda_ep_graph": "fp8ort FP8, custom ops on ORT CUDA EP + CUDA graph",
     "ort_cuda_fp16_nhwc_graph": "ORT CUDA EP FP16, prefer_nhwc + CUDA graph",
     "ort_cuda_fp16_opt_graph": "ORT CUDA EP FP16, transformer optimizer + CUDA graph",
     "ort_cuda_fp16_opt": "ORT CUDA EP FP16, transformer optimizer",

@@ -7,6 +7,8 @@ exported by ``pytorch_side.export_model``) and batch size, in one run (``--syste
   variant for the CNNs; node placement and the output's SQNR against the float model are recorded;
 * ort_cuda: ORT's CUDA EP in FP16 (prefer_nhwc + CUDA graph, and plain; for BERT also after ORT's transformer
   optimizer), from ``ort_cuda_fp16.py`` run as a subprocess with ``--ort-gpu-site`` (onnxruntime-gpu) on PYTHONPATH;
+* fp8ort_cuda_ep: the same FP8 model through fp8ort's other route, the custom-op library on ORT's CUDA EP (in that
+  worker, with and without CUDA graph), so both routes are measured on one model in one run;
 * torch: PyTorch FP16 (channels_last for the CNNs, SDPA for BERT) replayed as a CUDA graph;
 * torch_compile (``--torch-compile``): the same through ``torch.compile(mode="max-autotune-no-cudagraphs")``,
   minutes of compiling per model and batch size.
@@ -54,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import fp8ort  # noqa: E402
 
 VENDOR_IDS = {"cuda": 0x10DE, "hip": 0x1002}
-SYSTEMS = ("fp8ort", "ort_cuda", "torch", "torch_compile")
+SYSTEMS = ("fp8ort", "ort_cuda", "fp8ort_cuda_ep", "torch", "torch_compile")
 MODELS_NOTE = (
     "exports, not fp8ort's own graphs: torchvision ResNet-50, timm EfficientNet-B0 and Hugging Face BERT-base "
     "(seq 128), random weights (seed 0), torch.onnx.export(dynamo=False) opset 17; calibration on random inputs"
@@ -153,10 +155,13 @@ def torch_rows(module: object, name: str, feed: dict, batch: int, runs: int, sys
     return row
 
 
-def ort_cuda_rows(site: str, name: str, fp32: Path, batches: list[int], runs: int, work: Path, entry: dict) -> dict:
-    """Runs the ORT CUDA EP worker on the export; its rows by batch (errors in place of a failed worker's rows)."""
+def ort_cuda_rows(
+    site: str, name: str, fp32: Path, batches: list[int], runs: int, work: Path, entry: dict, fp8: Path | None
+) -> dict:
+    """Runs the ORT CUDA EP worker on the export (and fp8ort's model through the CUDA-EP custom-op route, if given);
+    its rows by batch (errors in place of a failed worker's rows)."""
     t0 = time.perf_counter()
-    record = run_worker(site, name, fp32, batches, runs, work / f"{name}_ort_cuda")
+    record = run_worker(site, name, fp32, batches, runs, work / f"{name}_ort_cuda", fp8=fp8)
     entry["ort_cuda"] = {**worker_summary(record), "worker_s": time.perf_counter() - t0}
     print(f"{name}: ORT CUDA EP worker done in {entry['ort_cuda']['worker_s']:.0f} s", flush=True)
     return worker_rows(record, name, batches)
@@ -182,8 +187,9 @@ def bench_model(name: str, args: argparse.Namespace, work: Path, vendor: int) ->
             print(f"{name}: {quantize_error['error']}", flush=True)
     batches = args.batches or default_batches(name)
     worker: dict = {}
-    if "ort_cuda" in args.systems:
-        worker = ort_cuda_rows(args.ort_gpu_site, name, fp32, batches, args.runs, work, entry)
+    if {"ort_cuda", "fp8ort_cuda_ep"} & set(args.systems):
+        fp8 = variants[0][1] if variants and "fp8ort_cuda_ep" in args.systems else None
+        worker = ort_cuda_rows(args.ort_gpu_site, name, fp32, batches, args.runs, work, entry, fp8)
     float_sess = ort.InferenceSession(str(fp32), providers=["CPUExecutionProvider"])
     for batch in batches:
         feed = make_inputs(name, batch, seed=2)
@@ -245,7 +251,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--batches", type=int, nargs="+", default=None, help="default: 1 32 256 (BERT: 1 32)")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--calibration", type=int, default=8, help="calibration samples (random data)")
-    ap.add_argument("--systems", nargs="+", choices=SYSTEMS, default=["fp8ort", "ort_cuda", "torch"])
+    ap.add_argument("--systems", nargs="+", choices=SYSTEMS, default=["fp8ort", "ort_cuda", "fp8ort_cuda_ep", "torch"])
     ap.add_argument("--ort-gpu-site", default=None, help="folder holding onnxruntime-gpu (for the ort_cuda rows)")
     ap.add_argument("--torch-compile", action="store_true", help="add the torch.compile rows (slow to compile)")
     ap.add_argument("--update", action="store_true", help="lay the results over the existing --out record")
@@ -253,9 +259,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     if args.torch_compile and "torch_compile" not in args.systems:
         args.systems.append("torch_compile")
-    if "ort_cuda" in args.systems and not args.ort_gpu_site:
-        print("ort_cuda rows skipped: no --ort-gpu-site (see bench/NOTES.md)", file=sys.stderr)
-        args.systems.remove("ort_cuda")
+    if {"ort_cuda", "fp8ort_cuda_ep"} & set(args.systems) and not args.ort_gpu_site:
+        print("ort_cuda and fp8ort_cuda_ep rows skipped: no --ort-gpu-site (see bench/NOTES.md)", file=sys.stderr)
+        args.systems = [s for s in args.systems if s not in ("ort_cuda", "fp8ort_cuda_ep")]
     if (args.update or args.plot) and not args.out:
         ap.error("--update and --plot need --out")
     return args
