@@ -219,13 +219,15 @@ def run(
         feed = make_inputs(name, batch, seed=2)
         row: dict = {}
         record["results"][str(batch)] = row
-        timed = [(key, lambda v=CONFIGS[key][0]: models.get(v, batch), *CONFIGS[key][1:], None) for key in systems]
+        # (row key, FP16 variant name or the FP8 model's path, prefer_nhwc, CUDA graph, custom-op library)
+        timed: list[tuple[str, str | Path, bool, bool, str | None]] = [(key, *CONFIGS[key], None) for key in systems]
         if fp8 is not None:
-            timed += [(key, lambda: fp8, False, graph, library) for key, graph in FP8_CONFIGS.items()]
+            timed += [(key, fp8, False, graph, library) for key, graph in FP8_CONFIGS.items()]
         for key, model, nhwc, graph, custom_ops in timed:
             graph = graph and device == "cuda"
             try:
-                sess = make_session(model(), device, nhwc, graph, batch, custom_ops)
+                path = models.get(model, batch) if isinstance(model, str) else model
+                sess = make_session(path, device, nhwc, graph, batch, custom_ops)
                 sec, y = time_session(sess, feed, device, batch, runs, warmups)
                 out = work / f"{key}_b{batch}.npy"
                 np.save(out, y)

@@ -70,9 +70,67 @@ __global__ void __launch_bounds__(kTile * kTileRows)
     }
 }
 
+// ---- batched 2-D transpose with one short edge (rows or cols <= kShortEdge, e.g. an NCHW image with 3 channels):
+// a 32 x 32 tile would leave most of its threads idle, so one thread moves one whole short line instead. With
+// `short_rows` thread i owns column i: it reads src[b][0..rows)[i] (each read coalesced across the warp) and writes
+// dst[b][i][0..rows) (consecutive). Otherwise thread i owns row i: reads src[b][i][0..cols), writes
+// dst[b][0..cols)[i] (each write coalesced across the warp).
+constexpr int64_t kShortEdge = 8;
+
+template <int Bytes, bool ShortRows, class I>
+__global__ void __launch_bounds__(kThreads)
+    transpose_short_kernel(const typename unit_of<Bytes>::type* __restrict__ src,
+                           typename unit_of<Bytes>::type* __restrict__ dst, I batch, I rows, I cols) {
+    using U = typename unit_of<Bytes>::type;
+    const I lines = batch * (ShortRows ? cols : rows);  // one thread per long-edge position
+    const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+    for (I t = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); t < lines;
+         t += stride) {
+        const I per = ShortRows ? cols : rows;
+        const I b = t / per, i = t - b * per;
+        const U* in = src + b * rows * cols;
+        U* out = dst + b * rows * cols;
+        if constexpr (ShortRows) {
+            U v[kShortEdge];
+#pragma unroll
+            for (int r = 0; r < kShortEdge; ++r)
+                if (r < rows) v[r] = in[static_cast<I>(r) * cols + i];
+#pragma unroll
+            for (int r = 0; r < kShortEdge; ++r)
+                if (r < rows) out[i * rows + r] = v[r];
+        } else {
+            U v[kShortEdge];
+#pragma unroll
+            for (int c = 0; c < kShortEdge; ++c)
+                if (c < cols) v[c] = in[i * cols + c];
+#pragma unroll
+            for (int c = 0; c < kShortEdge; ++c)
+                if (c < cols) out[static_cast<I>(c) * rows + i] = v[c];
+        }
+    }
+}
+
+template <int Bytes, bool ShortRows>
+fp8ort_status launch_transpose_short(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
+                                     hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    const int64_t lines = batch * (ShortRows ? cols : rows);
+    const int blocks = blocks_for(lines);
+    if (batch * rows * cols < (int64_t{1} << 31))
+        transpose_short_kernel<Bytes, ShortRows, int32_t><<<blocks, kThreads, 0, s>>>(
+            static_cast<const U*>(src), static_cast<U*>(dst), static_cast<int32_t>(batch), static_cast<int32_t>(rows),
+            static_cast<int32_t>(cols));
+    else
+        transpose_short_kernel<Bytes, ShortRows, int64_t><<<blocks, kThreads, 0, s>>>(
+            static_cast<const U*>(src), static_cast<U*>(dst), batch, rows, cols);
+    return check_launch("fp8ort_onnx_transpose_2d");
+}
+
 template <int Bytes>
 fp8ort_status launch_transpose_2d(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, hipStream_t s) {
     using U = typename unit_of<Bytes>::type;
+    if (rows <= kShortEdge && cols >= kTile) return launch_transpose_short<Bytes, true>(src, dst, batch, rows, cols, s);
+    if (cols <= kShortEdge && rows >= kTile) return launch_transpose_short<Bytes, false>(src, dst, batch, rows, cols, s);
     const int64_t tiles = batch * ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
     const int blocks = static_cast<int>(tiles < kMaxTileBlocks ? tiles : kMaxTileBlocks);
     transpose_2d_kernel<Bytes><<<blocks, dim3(kTile, kTileRows), 0, s>>>(static_cast<const U*>(src), static_cast<U*>(dst),

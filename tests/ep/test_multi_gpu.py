@@ -41,7 +41,7 @@ def _model_and_feed(rng: np.random.Generator):
         "a_scale": fp8ort.numerics.compute_scale(np.abs(x).max()),
         "b_scale": w_scale,
     }
-    return ops.make_op_model("FP8MatMul", inputs), {"A": x}
+    return ops.make_op_model("FP8MatMul", inputs, graph_inputs=("A",)), {"A": x}
 
 
 def test_one_device_per_gpu_with_distinct_ordinals_and_bus_ids():

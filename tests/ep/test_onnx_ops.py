@@ -476,6 +476,11 @@ CASES: list[Case] = [
     Case("big_add_bcast", "Add", [R((300, 257)), R((257,))]),
     Case("big_where", "Where", [R((2, 150, 257), BOOL), R((150, 1)), R((257,))], out_types=[F32]),
     Case("big_transpose", "Transpose", [R((40, 33, 64))], {"perm": [2, 0, 1]}),
+    # one short edge (an RGB image between layouts): the GPU's one-thread-per-line transpose
+    Case("transpose_rgb_to_nhwc", "Transpose", [R((3, 3, 50, 43))], {"perm": [0, 2, 3, 1]}),
+    Case("transpose_rgb_to_nchw", "Transpose", [R((3, 50, 43, 3))], {"perm": [0, 3, 1, 2]}),
+    Case("transpose_c8_to_nhwc_f16", "Transpose", [R((2, 8, 33, 7), F16)], {"perm": [0, 2, 3, 1]}),
+    Case("transpose_c5_to_nchw_fp8", "Transpose", [R((2, 9, 31, 5), E4M3)], {"perm": [0, 3, 1, 2]}, opset=21),
     Case("big_expand_i64", "Expand", [R((1, 257), I64, 0, 99), ints(300, 1)]),
     Case("big_slice", "Slice", [R((300, 500)), ints(1, -1), ints(299, 0), ints(0, 1), ints(1, -2)]),
     Case("big_relu_f16", "Relu", [R((70000,), F16)]),

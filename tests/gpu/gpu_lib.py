@@ -142,6 +142,7 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_gpu_last_error.restype = ctypes.c_char_p
     lib.fp8ort_quantize.argtypes = [p, i32, p, p, i32, i64, i32, p]
     lib.fp8ort_dequantize.argtypes = [p, i32, p, p, i32, i64, p]
+    lib.fp8ort_quantize_padded.argtypes = [p, i32, p, p, i32, i64, i64, i64, p]
     lib.fp8ort_amax.argtypes = [p, i32, i64, p, p]
     lib.fp8ort_gemm_packed_bytes.argtypes = [i64, i64]
     lib.fp8ort_gemm_packed_bytes.restype = ctypes.c_size_t
@@ -188,6 +189,7 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     for fn in (
         "fp8ort_quantize",
         "fp8ort_dequantize",
+        "fp8ort_quantize_padded",
         "fp8ort_amax",
         "fp8ort_gemm_pack_weight",
         "fp8ort_gemm",

@@ -150,3 +150,34 @@ def test_bad_arguments_are_refused(gpu):
     assert lib.fp8ort_quantize(None, TensorProto.FLOAT, d, d, nx.E4M3FN.onnx_type, 4, 1, None) == 1
     assert lib.fp8ort_quantize(d, TensorProto.FLOAT, d, d, nx.E4M3FN.onnx_type, 0, 1, None) == 0
     assert lib.fp8ort_gpu_last_error() == b""
+
+
+@pytest.mark.parametrize("fmt", [nx.E4M3FN, nx.E5M2FNUZ], ids=str)
+@pytest.mark.parametrize(
+    "c, c_out, src",
+    [(3, 16, np.float32), (3, 16, np.float16), (5, 8, "fp8"), (20, 32, np.float32), (3, 6, np.float32)],
+    ids=["rgb_f32", "rgb_f16", "fp8_copy", "c20", "bytes_path"],
+)
+def test_quantize_padded(gpu, fmt, c, c_out, src):
+    """Channels-last input padded with zero channels (the word-store path for c_out % 4 == 0, else bytes)."""
+    lib, rt = gpu
+    rng = np.random.default_rng()
+    pixels = 1037
+    x = (rng.standard_normal((pixels, c)) * 300).astype(np.float32)  # values past the FP8 range too
+    x.ravel()[:3] = [np.nan, np.inf, -0.0]
+    scale = 0.75
+    if src == "fp8":
+        codes = rng.integers(0, 256, (pixels, c), dtype=np.uint8)
+        want_rows, x_dev, x_type = codes, rt.to_device(codes), fmt.onnx_type
+    else:
+        x = x.astype(src)
+        want_rows = expected_bits(x, scale, fmt)
+        x_dev, x_type = rt.to_device(x), HP[x.dtype]
+    want = np.zeros((pixels, c_out), np.uint8)
+    want[:, :c] = want_rows
+    dy = rt.poisoned(pixels * c_out, 0x55)
+    ds = rt.to_device(np.array([scale], np.float32))
+    st = lib.fp8ort_quantize_padded(x_dev, x_type, ds, dy, fmt.onnx_type, pixels, c, c_out, None)
+    assert st == 0, lib.fp8ort_gpu_last_error()
+    got = rt.from_device(dy, (pixels, c_out), np.uint8)
+    assert_bits_equal(got, want, want)
