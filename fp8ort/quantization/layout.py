@@ -6,6 +6,9 @@ feature map, so every block crossed layouts four times, on float tensors. This p
 below such nodes:
 
 * ``GlobalAveragePool(to_nchw(v))`` becomes ``to_nchw(ReduceMean(v, axes=[1, 2], keepdims=1))``;
+* ``ReduceMean(to_nchw(v), axes)`` (what exporters write for ``x.mean((2, 3), keepdim=True)``, e.g. timm's
+  squeeze-excitation) becomes the same mean over the matching NHWC axes: behind a ``to_nchw`` with keepdims, and with
+  no transpose at all where keepdims=0 leaves the kept axes in the same order in both layouts (a mean over H and W);
 * a broadcasting elementwise op whose inputs are each ``to_nchw`` of a 4-D value, or a one-element constant,
   becomes ``to_nchw`` of the same op on the NHWC values.
 
@@ -21,6 +24,7 @@ import onnx_ir as ir
 from .prepare import is_std, new_initializer
 
 TO_NCHW = [0, 3, 1, 2]
+NHWC_POSITION = (0, 3, 1, 2)  # where NCHW axis i sits in the NHWC tensor
 LAYOUT_FREE_BINARY = ("Add", "Sub", "Mul", "Div")
 LAYOUT_FREE_UNARY = ("Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Clip", "Tanh")
 REDUCE_AXES_AS_INPUT = 18  # ReduceMean takes axes as an input from opset 18
@@ -87,6 +91,8 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
                 attrs.append(ir.AttrInt64s("axes", [1, 2]))
             out_shape = ir.Shape([src.shape[0], 1, 1, src.shape[3]])
             return self._replace(graph, node, "ReduceMean", inputs, attrs, out_shape)
+        if is_std(node, "ReduceMean"):
+            return self._sink_reduce_mean(graph, node)
         if node.domain not in ("", "ai.onnx"):
             return False
         if node.op_type in LAYOUT_FREE_UNARY:
@@ -112,6 +118,46 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
             shape = shapes[0] if len(shapes) == 1 else _broadcast(shapes[0], shapes[1])
             return self._replace(graph, node, node.op_type, inputs, [], shape)
         return False
+
+    def _sink_reduce_mean(self, graph: ir.Graph, node: ir.Node) -> bool:
+        src = _to_nchw_source(node.inputs[0])
+        if src is None or src.shape is None or len(src.shape) != 4:
+            return False
+        if len(node.inputs) > 1 and node.inputs[1] is not None:
+            if node.inputs[1].const_value is None:  # axes computed at run time
+                return False
+            axes = [int(a) for a in node.inputs[1].const_value.numpy().ravel()]
+        elif "axes" in node.attributes:
+            axes = list(node.attributes["axes"].as_ints())
+        else:
+            axes = []
+        noop_empty = node.attributes.get("noop_with_empty_axes")
+        if not axes and noop_empty is not None and noop_empty.as_int():
+            return False  # an identity; nothing to gain
+        keep_attr = node.attributes.get("keepdims")
+        keepdims = keep_attr is None or keep_attr.as_int() != 0
+        nchw_axes = sorted({a % 4 for a in axes}) if axes else [0, 1, 2, 3]
+        nhwc_axes = sorted(NHWC_POSITION[a] for a in nchw_axes)
+        kept = [NHWC_POSITION[a] for a in range(4) if a not in nchw_axes]
+        if not keepdims and kept != sorted(kept):
+            return False  # the remaining axes would come out in another order
+        inputs = [src]
+        attrs = [ir.AttrInt64("keepdims", int(keepdims))]
+        if self.opset >= REDUCE_AXES_AS_INPUT:
+            inputs.append(new_initializer(graph, f"{node.name or 'mean'}.nhwc_axes", np.array(nhwc_axes, np.int64)))
+        else:
+            attrs.append(ir.AttrInt64s("axes", nhwc_axes))
+        dims = list(src.shape)
+        if keepdims:
+            shape = ir.Shape([1 if i in nhwc_axes else d for i, d in enumerate(dims)])
+            return self._replace(graph, node, "ReduceMean", inputs, attrs, shape)
+        out = node.outputs[0]
+        y = ir.Value(name=f"{out.name}.nhwc", type=out.type, shape=out.shape)
+        new = ir.Node("", "ReduceMean", inputs, attrs, outputs=[y], name=f"{node.name or out.name}.nhwc")
+        graph.insert_after(node, [new])
+        ir.convenience.replace_all_uses_with(out, y)
+        graph.remove(node, safe=True)
+        return True
 
     @staticmethod
     def _replace(

@@ -54,9 +54,24 @@ se (float[N,8,12,12] x) => (float[N,10] y) {
 """
 
 
-def test_nhwc_squeeze_excitation_stays_channels_last():
-    """GlobalAveragePool and the SE scale Mul run on the NHWC tensors: only the model's boundary transposes are
-    left (NCHW input in, pooled features out), and the output is bit-identical to the NCHW model's."""
+# The same block as exporters write ``x.mean((2, 3), keepdim=True)`` (timm's squeeze-excitation) and a head that
+# averages without keepdims: ReduceMean with axes as an input (opset 18).
+SQUEEZE_EXCITE_MEAN = (
+    SQUEEZE_EXCITE.replace('"" : 17', '"" : 18')
+    .replace("p = GlobalAveragePool (h)", "p = ReduceMean <keepdims=1> (h, hw)")
+    .replace("q = GlobalAveragePool (c2)\n    f = Flatten (q)", "f = ReduceMean <keepdims=0> (c2, hw)")
+)
+
+
+@pytest.mark.parametrize(
+    "text, transposes",
+    [(SQUEEZE_EXCITE, 2), (SQUEEZE_EXCITE_MEAN, 1)],
+    ids=["global_average_pool", "reduce_mean"],
+)
+def test_nhwc_squeeze_excitation_stays_channels_last(text, transposes):
+    """GlobalAveragePool / ReduceMean and the SE scale Mul run on the NHWC tensors: only the model's boundary
+    transposes are left (NCHW input in; pooled features out, unless the mean drops H and W itself), and the output
+    is bit-identical to the NCHW model's."""
     lib = library_path()
     if lib is None:
         pytest.skip("libfp8ort.so is not built")
@@ -77,16 +92,17 @@ def test_nhwc_squeeze_excitation_stays_channels_last():
         "b2": w(8),
         "wfc": w(10, 8),
         "bfc": w(10),
+        "hw": np.array([2, 3], np.int64),
     }
     calib = {"x": rng.standard_normal((8, 8, 12, 12)).astype(np.float32)}
     outs = {}
     for layout in ("NCHW", "NHWC"):
-        model = qmodels.build(SQUEEZE_EXCITE, weights)
+        model = qmodels.build(text, {k: v for k, v in weights.items() if k != "hw" or "hw" in text})
         q = fp8ort.quantize(ir.to_proto(model), calibration_data=calib, config=fp8ort.QuantizeConfig(layout=layout))
         onnx.checker.check_model(q, full_check=True)
         if layout == "NHWC":
             ops_used = [n.op_type for n in q.graph.node if n.domain == ""]
-            assert ops_used.count("Transpose") == 2, ops_used  # the input, and the pooled [N,1,1,C] features
+            assert ops_used.count("Transpose") == transposes, ops_used  # the input (+ the pooled [N,1,1,C] features)
             assert "GlobalAveragePool" not in ops_used and ops_used.count("ReduceMean") == 2, ops_used
         outs[layout] = ops.run(ops.session(q, lib), {"x": calib["x"][:3]})
     for a, b in zip(outs["NCHW"], outs["NHWC"], strict=True):
