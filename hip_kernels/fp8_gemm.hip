@@ -104,6 +104,17 @@ fp8ort_status current_gpu_arch(int* arch) {
 
 int gemm_kernel_override() { return g_kernel_override.load(); }
 
+int conv_kernel_override() {
+    // FP8ORT_CONV_KERNEL=4|5 (one or two blocks per multiprocessor) forces the sm90a convolution variant in a library
+    // loaded by ORT, where fp8ort_gemm_set_kernel_override cannot be called: the bench's A/B of the two variants.
+    static const int from_env = [] {
+        const char* v = getenv("FP8ORT_CONV_KERNEL");
+        return v && (v[0] == '4' || v[0] == '5') && v[1] == '\0' ? v[0] - '0' : 0;
+    }();
+    const int which = g_kernel_override.load();
+    return which != 0 ? which : from_env;
+}
+
 bool device_is_sm90() {
 #if defined(FP8ORT_CUDA)
     device_info dev;

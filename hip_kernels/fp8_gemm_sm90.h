@@ -69,5 +69,7 @@ fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
 // fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
 // 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor, 6 sm90a streaming).
 int gemm_kernel_override();
+// gemm_kernel_override(), or else FP8ORT_CONV_KERNEL (4 or 5) from the environment: the convolution's choice.
+int conv_kernel_override();
 
 }  // namespace fp8ort

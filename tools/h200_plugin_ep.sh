@@ -5,6 +5,10 @@
 #   ep       the plugin-EP tests of the GPU device (tests/ep -k gpu; EP_TESTS picks another -k expression)
 #   kernels  the kernel tests (tests/gpu) against the NumPy reference
 #   memcheck compute-sanitizer memcheck over the plugin-EP GPU tests
+#   racecheck compute-sanitizer racecheck (shared-memory hazards) over the kernel tests and the EP's GPU op tests
+#            (RACE_TESTS: a -k expression for tests/gpu; the EP part runs the ops whose kernels use shared memory)
+#   conc     tests/security/test_concurrency.py and tests/ep/test_multi_gpu.py on the GPU device (threads, device
+#            memory back to its level after session and register loops, a session per GPU)
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
 #            (BENCH_ARGS: more arguments, e.g. "--models bert")
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
@@ -41,6 +45,19 @@ for step in $steps; do
         timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 20 python3 -m pytest -q -x \
             -p no:cacheprovider tests/ep -k "gpu" > "$o/memcheck.log" 2>&1
         rc=$?; grep -E "ERROR SUMMARY|Invalid" "$o/memcheck.log" | head -10 ;;
+    racecheck)
+        rc=0
+        timeout "${RACE_TIMEOUT:-240}" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+            --print-limit 20 python3 -m pytest -q -p no:cacheprovider tests/gpu -k "${RACE_TESTS:-depthwise or maxpool or quantize_padded or (test_conv and n2h9w11 and auto)}" \
+            > "$o/racecheck.log" 2>&1 || rc=$?
+        timeout "${RACE_TIMEOUT:-240}" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+            --print-limit 20 python3 -m pytest -q -p no:cacheprovider tests/ep/test_onnx_ops.py \
+            -k "gpu and (transpose or pool or reduce or softmax or layer_norm or gather)" >> "$o/racecheck.log" 2>&1 || rc=$?
+        grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed|failed" "$o/racecheck.log" | head -10 ;;
+    conc)
+        timeout "${CONC_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/security/test_concurrency.py \
+            tests/ep/test_multi_gpu.py -k "gpu or multi" > "$o/conc.log" 2>&1
+        rc=$?; grep -E "FAILED|ERROR|SKIPPED" "$o/conc.log" | head -10 ;;
     bench)
         timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/${BENCH_OUT:-plugin_ep_h200}.json" ${BENCH_ARGS:-} \
             > "$o/bench.log" 2>&1
