@@ -39,8 +39,8 @@ from fp8ort.numerics import sqnr_db  # noqa: E402
 TARGETS = {
     "resnet50": ((30.0, "max"),),
     "efficientnet_lite0": ((20.0, "max"), (20.0, "mse")),
-    "ocr_rec": ((20.0, "max"), (22.0, "max")),
-    "ocr_det": ((15.0, "max"),),
+    "ocr_rec": ((20.0, "max"), (20.0, "mse"), (22.0, "max")),
+    "ocr_det": ((15.0, "max"), (15.0, "mse")),
 }
 OCR_CALIB_LINES, OCR_EVAL_LINES = 48, 96  # rendered text lines (calibration seed 0, evaluation seed 1)
 OCR_CALIB_PAGES, OCR_EVAL_PAGES = 8, 8  # rendered 320x320 pages

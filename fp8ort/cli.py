@@ -7,7 +7,15 @@ import json
 import sys
 from collections.abc import Sequence
 
-from .quantization.config import CALIBRATION_METHODS, FORMATS, FP8_FORMATS, LAYOUTS, OP_TYPES, QuantizeConfig
+from .quantization.config import (
+    CALIBRATION_METHODS,
+    FORMATS,
+    FP8_FORMATS,
+    LAYOUTS,
+    OP_TYPES,
+    WEIGHT_ROUNDINGS,
+    QuantizeConfig,
+)
 
 _DEFAULTS = QuantizeConfig()  # the flags' defaults are the config's
 
@@ -26,7 +34,12 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="calibrate on random inputs when no data are given (scales will not fit real data)",
     )
-    p.add_argument("--calibration-method", choices=CALIBRATION_METHODS, default=_DEFAULTS.calibration_method)
+    p.add_argument(
+        "--calibration-method",
+        choices=("auto", *CALIBRATION_METHODS),
+        default="auto",
+        help="auto (default): max, or mse with --accuracy-target-db",
+    )
     p.add_argument("--percentile", type=float, default=_DEFAULTS.percentile, help="for --calibration-method percentile")
     p.add_argument("--op-types", nargs="+", choices=OP_TYPES, default=list(_DEFAULTS.op_types))
     p.add_argument("--exclude-op-types", nargs="+", default=[], metavar="OP")
@@ -62,6 +75,18 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not fold the mean shift of FP8 weight rounding into the biases",
     )
+    p.add_argument(
+        "--activation-shift",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="quantize layer inputs as x - mean where the graph absorbs the mean (auto: only with a target)",
+    )
+    p.add_argument(
+        "--weight-rounding",
+        choices=WEIGHT_ROUNDINGS,
+        default=_DEFAULTS.weight_rounding,
+        help="compensated: GPTQ-style error-compensating FP8 weight rounding",
+    )
     p.add_argument("--calibration-batch-size", type=int, default=_DEFAULTS.calibration_batch_size)
     p.add_argument("--external-data", action="store_true", help="write weights to <output>.data")
     p.add_argument("--report-json", help="also write the report as JSON here")
@@ -86,6 +111,8 @@ def _cmd_quantize(args: argparse.Namespace) -> int:
             fp8_activations=not args.no_fp8_activations,
             accuracy_target_db=args.accuracy_target_db,
             bias_correction=not args.no_bias_correction,
+            activation_shift={"auto": None, "on": True, "off": False}[args.activation_shift],
+            weight_rounding=args.weight_rounding,
             calibration_batch_size=args.calibration_batch_size,
             random_calibration=args.random_calibration,
         )

@@ -10,6 +10,7 @@ from .. import numerics as nx
 from .errors import QuantizeError
 
 CALIBRATION_METHODS = ("max", "percentile", "mse", "entropy")
+CALIBRATION_CHOICES = ("auto", *CALIBRATION_METHODS)
 OP_TYPES = ("Conv", "MatMul", "Gemm")
 FORMATS = ("fp8ort", "qdq")
 WEIGHT_ROUNDINGS = ("nearest", "compensated")
@@ -25,7 +26,10 @@ class QuantizeConfig:
     Args:
         calibration_method: how activation scales come from calibration data: ``max`` (absolute maximum),
             ``percentile`` (the ``percentile``-th percentile of ``|x|``), ``mse`` (least FP8 rounding + clipping
-            error) or ``entropy`` (least KL divergence between the float and FP8 histograms).
+            error) or ``entropy`` (least KL divergence between the float and FP8 histograms). ``auto`` (default)
+            is ``max``, or ``mse`` with ``accuracy_target_db`` (it met the targets of EfficientNet-Lite0 and the
+            PP-OCRv4 models with more MACs in FP8 than ``max``: bench/results/accuracy.md); resolved when the
+            config is made.
         percentile: percentile of ``|x|`` used by the ``percentile`` method.
         op_types: op types to quantize (``Conv``, ``MatMul``, ``Gemm``).
         exclude_op_types: op types never quantized, even if listed in ``op_types``.
@@ -67,7 +71,7 @@ class QuantizeConfig:
         fp8ort.quantize("resnet50.onnx", "resnet50.fp8.onnx", calibration_data="calib.npz", config=cfg)
     """
 
-    calibration_method: str = "max"
+    calibration_method: str = "auto"
     percentile: float = 99.99
     op_types: tuple[str, ...] = OP_TYPES
     exclude_op_types: tuple[str, ...] = ()
@@ -93,7 +97,10 @@ class QuantizeConfig:
             if isinstance(value, str):
                 value = (value,)
             object.__setattr__(self, name, tuple(value))
-        _choice("calibration_method", self.calibration_method, CALIBRATION_METHODS)
+        _choice("calibration_method", self.calibration_method, CALIBRATION_CHOICES)
+        if self.calibration_method == "auto":
+            method = "mse" if self.accuracy_target_db is not None else "max"
+            object.__setattr__(self, "calibration_method", method)
         _choice("format", self.format, FORMATS)
         _choice("weight_rounding", self.weight_rounding, WEIGHT_ROUNDINGS)
         _choice("layout", self.layout.upper(), LAYOUTS)

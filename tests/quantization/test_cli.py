@@ -29,6 +29,10 @@ def test_quantize_command(tmp_path, resnetish, capsys):
             "--exclude-nodes",
             "^Conv_9$",
             "--no-bias-correction",
+            "--weight-rounding",
+            "compensated",
+            "--activation-shift",
+            "off",
             "--report-json",
             str(tmp_path / "r.json"),
         ]
@@ -38,6 +42,7 @@ def test_quantize_command(tmp_path, resnetish, capsys):
     onnx.checker.check_model(str(out), full_check=True)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["config"]["calibration_method"] == "percentile" and report["config"]["bias_correction"] is False
+    assert report["config"]["weight_rounding"] == "compensated" and report["config"]["activation_shift"] is False
     assert {n["name"]: n["status"] for n in report["nodes"]}["Conv_9"] == "float"
 
 

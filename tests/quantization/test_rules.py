@@ -143,6 +143,10 @@ def test_config_json_roundtrip_and_validation():
         fq.QuantizeConfig(calibration_method="minmax")
     with pytest.raises(fq.QuantizeError, match="fp8_format"):
         fq.QuantizeConfig(fp8_format="e5m2")
+    # "auto" calibration: max, or mse under an accuracy target; an explicit choice stays
+    assert fq.QuantizeConfig().calibration_method == "max"
+    assert fq.QuantizeConfig(accuracy_target_db=20.0).calibration_method == "mse"
+    assert fq.QuantizeConfig(calibration_method="max", accuracy_target_db=20.0).calibration_method == "max"
     with pytest.raises(fq.QuantizeError, match="NHWC"):
         fq.QuantizeConfig(format="qdq", layout="NHWC")
 
