@@ -1,8 +1,6 @@
 // Elementwise standard ONNX ops: unary math, broadcasting binary math, comparisons and logical ops (float, integer
 // and bool operands), Where, Cast.
 // float16 is computed in float32 and rounded once (round to nearest even).
-#include <type_traits>
-
 #include "fp8_numerics.h"
 #include "onnx_nd.h"
 
@@ -144,10 +142,93 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Rows of 4-element groups: the walk's last dimension D (D % 4 == 0) is contiguous in every operand that moves
+// along it (stride 1) and constant in the others (stride 0), e.g. the squeeze-excitation scale [N, H*W, C] x
+// [N, 1, C]. One thread takes 4 outputs of a row: the N-d walk (a division per dimension) runs once per 4 elements
+// instead of once per element, and the loads and the store are 4 wide. No comparison ops (their output is bool).
+template <int T>
+__device__ __forceinline__ void load4(const typename math_elem<T>::type* p, int64_t stride, float (&v)[4]) {
+    if (stride == 0) {
+        v[0] = v[1] = v[2] = v[3] = math_elem<T>::load(*p);
+    } else if constexpr (T == FP8ORT_ONNX_FLOAT) {
+        const float4 q = *reinterpret_cast<const float4*>(p);
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+    } else {
+        const uint2 q = *reinterpret_cast<const uint2*>(p);
+        v[0] = fp8ort_half_bits_to_float(static_cast<uint16_t>(q.x & 0xffffu));
+        v[1] = fp8ort_half_bits_to_float(static_cast<uint16_t>(q.x >> 16));
+        v[2] = fp8ort_half_bits_to_float(static_cast<uint16_t>(q.y & 0xffffu));
+        v[3] = fp8ort_half_bits_to_float(static_cast<uint16_t>(q.y >> 16));
+    }
+}
+
+template <int T, int Op, class I>
+__global__ void __launch_bounds__(kThreads)
+    binary_rows_kernel(const typename math_elem<T>::type* a, const typename math_elem<T>::type* b,
+                       typename math_elem<T>::type* y, fp8ort_nd outer, I quads_per_row, I quads, int64_t a_inner,
+                       int64_t b_inner) {
+    using E = math_elem<T>;
+    const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
+    for (I q = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); q < quads; q += stride) {
+        const I row = q / quads_per_row;
+        const I col = (q - row * quads_per_row) * 4;
+        I off[2];
+        nd_offsets<2, I>(outer, row, off);
+        float va[4], vb[4];
+        load4<T>(a + off[0] + (a_inner ? col : 0), a_inner, va);
+        load4<T>(b + off[1] + (b_inner ? col : 0), b_inner, vb);
+        float r[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) r[e] = binary_value<Op>(va[e], vb[e]);
+        if constexpr (T == FP8ORT_ONNX_FLOAT) {
+            *reinterpret_cast<float4*>(y + q * 4) = make_float4(r[0], r[1], r[2], r[3]);
+        } else {
+            uint16_t h[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) h[e] = E::store(r[e]);
+            *reinterpret_cast<uint2*>(y + q * 4) = make_uint2(h[0] | (static_cast<uint32_t>(h[1]) << 16),
+                                                              h[2] | (static_cast<uint32_t>(h[3]) << 16));
+        }
+    }
+}
+
+// The walk without its last dimension, when binary_rows_kernel can take it (see there); false otherwise.
+inline bool rows_walk(const fp8ort_nd& nd, const void* a, const void* b, const void* y, int elem_bytes, fp8ort_nd* outer) {
+    if (nd.rank < 1) return false;
+    const int last = nd.rank - 1;
+    const int64_t d = nd.dims[last];
+    if (d % 4 != 0 || d < 8) return false;
+    const uintptr_t vec = static_cast<uintptr_t>(4 * elem_bytes);
+    if ((reinterpret_cast<uintptr_t>(a) | reinterpret_cast<uintptr_t>(b) | reinterpret_cast<uintptr_t>(y)) % vec) return false;
+    for (int k = 0; k < 2; ++k) {
+        const int64_t inner = nd.strides[k][last];
+        if (inner != 0 && inner != 1) return false;
+        if (inner == 1) {  // 4-wide loads stay aligned: every row starts at a multiple of 4 elements
+            if (nd.offsets[k] % 4) return false;
+            for (int dd = 0; dd < last; ++dd)
+                if (nd.strides[k][dd] % 4) return false;
+        }
+    }
+    *outer = nd;
+    outer->rank = last;
+    return true;
+}
+
 template <int TA, int TB, int Op>
 fp8ort_status launch_binary(const void* a, const void* b, void* y, const fp8ort_nd& nd, int64_t count, hipStream_t s) {
     using SA = typename math_elem<TA>::type;
     using SB = typename math_elem<TB>::type;
+    if constexpr (TA == TB && !is_comparison(Op)) {
+        fp8ort_nd outer;
+        if (rows_walk(nd, a, b, y, sizeof(SA), &outer) && fits_int32(nd, 2, count)) {
+            const int64_t quads = count / 4;
+            binary_rows_kernel<TA, Op, int32_t><<<blocks_for(quads), kThreads, 0, s>>>(
+                static_cast<const SA*>(a), static_cast<const SA*>(b), static_cast<SA*>(y), outer,
+                static_cast<int32_t>(nd.dims[nd.rank - 1] / 4), static_cast<int32_t>(quads), nd.strides[0][nd.rank - 1],
+                nd.strides[1][nd.rank - 1]);
+            return check_launch("fp8ort_onnx_binary");
+        }
+    }
     const int blocks = blocks_for(count);
     if (fits_int32(nd, 2, count))
         binary_kernel<TA, TB, Op, int32_t><<<blocks, kThreads, 0, s>>>(static_cast<const SA*>(a), static_cast<const SB*>(b),

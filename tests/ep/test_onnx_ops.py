@@ -476,6 +476,14 @@ CASES: list[Case] = [
     Case("big_add_bcast", "Add", [R((300, 257)), R((257,))]),
     Case("big_where", "Where", [R((2, 150, 257), BOOL), R((150, 1)), R((257,))], out_types=[F32]),
     Case("big_transpose", "Transpose", [R((40, 33, 64))], {"perm": [2, 0, 1]}),
+    # broadcasts along rows of a contiguous last dimension (the GPU's 4-wide row kernel): the NHWC
+    # squeeze-excitation scale, a per-channel bias, a per-pixel divisor, either operand broadcast, float16
+    Case("mul_se_nhwc", "Mul", [R((2, 5, 6, 24)), R((2, 1, 1, 24))]),
+    Case("mul_se_nhwc_swapped", "Mul", [R((2, 1, 1, 24)), R((2, 5, 6, 24))]),
+    Case("add_channel_bias_f16", "Add", [R((3, 7, 40), F16), R((40,), F16)]),
+    Case("div_per_pixel", "Div", [R((2, 4, 4, 16)), R((2, 4, 4, 1), lo=0.5, hi=2.0)]),
+    Case("sub_se_odd_channels", "Sub", [R((2, 5, 6, 22)), R((2, 1, 1, 22))]),
+    Case("pow_rows", "Pow", [R((2, 3, 32), lo=0.1, hi=2.0), R((1, 3, 32), lo=-2, hi=2)], rtol=1e-5),
     # one short edge (an RGB image between layouts): the GPU's one-thread-per-line transpose
     Case("transpose_rgb_to_nhwc", "Transpose", [R((3, 3, 50, 43))], {"perm": [0, 2, 3, 1]}),
     Case("transpose_rgb_to_nchw", "Transpose", [R((3, 50, 43, 3))], {"perm": [0, 3, 1, 2]}),
