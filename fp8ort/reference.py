@@ -353,6 +353,10 @@ def fp8_max_pool(
     n, h, w, c = X.shape
     oh = pool_output_size(h, kh, sh, pt, pb, dh, ceil_mode)
     ow = pool_output_size(w, kw, sw, pl, pr, dw, ceil_mode)
+    for axis, size, out, k, st, pb, d in (("row", h, oh, kh, sh, pt, dh), ("column", w, ow, kw, sw, pl, dw)):
+        for o in range(out):
+            if not any(0 <= o * st - pb + t * d < size for t in range(k)):
+                raise ValueError(f"output {axis} {o}'s window lies wholly in the padding")
     v = X.astype(np.float32)
     y = np.empty((n, oh, ow, c), dtype=X.dtype)
     for oy in range(oh):

@@ -531,6 +531,27 @@ MaxPoolShape max_pool_shape(const MaxPoolAttrs& a, const std::vector<int64_t>& x
   s.dw = ax[1].dilation;
   s.y_shape = {s.n, s.oh, s.ow, s.c};
   element_count(s.y_shape);  // fails on an int64 overflow
+  // Every window needs a tap inside the input (padding never wins, so an all-padding window has no value). Only
+  // windows starting outside the input can miss it: those in the leading and trailing padding are checked.
+  for (int d = 0; d < 2; ++d) {
+    const WindowAxis& w = ax[d];
+    auto empty = [&](int64_t o) {
+      const int64_t start = o * w.stride - w.pad_begin;
+      const int64_t k0 = start < 0 ? (-start + w.dilation - 1) / w.dilation : 0;
+      return !(k0 < w.kernel && start + k0 * w.dilation < w.in);
+    };
+    const int64_t inside = std::min(w.out, (w.pad_begin + w.stride - 1) / w.stride);      // first start >= 0
+    const int64_t beyond = std::min(w.out, (w.in + w.pad_begin + w.stride - 1) / w.stride);  // first start >= in
+    for (int64_t o = 0; o < w.out; ++o) {
+      if (o == inside) o = std::max(o, beyond);  // the windows in between start inside the input
+      if (o < w.out && empty(o)) {
+        fail(std::string("output ") + (d == 0 ? "row " : "column ") + std::to_string(o) +
+             "'s window lies wholly in the padding (no tap inside the input); make pads smaller than the kernel's " +
+             "reach (pads " + shape_str(a.pads) + ", kernel_shape " + shape_str(a.kernel_shape) + ", dilations " +
+             shape_str(a.dilations) + ")");
+      }
+    }
+  }
   return s;
 }
 
