@@ -108,11 +108,36 @@ class FP8Dequantize(OpRun):
         return (ref.fp8_dequantize(x, scale, output_dtype=output_dtype or onnx.TensorProto.FLOAT),)
 
 
+class FP8MaxPool(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self,
+        x: np.ndarray,
+        kernel_shape: Sequence[int] | None = None,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        ceil_mode: int | None = None,
+        layout: str | None = None,
+    ) -> tuple[np.ndarray]:
+        y = ref.fp8_max_pool(
+            x,
+            kernel_shape=kernel_shape,
+            strides=strides or (1, 1),
+            pads=pads or (0, 0, 0, 0),
+            dilations=dilations or (1, 1),
+            ceil_mode=ceil_mode or 0,
+            layout=layout or "NHWC",
+        )
+        return (y,)
+
+
 def reference_session(model: onnx.ModelProto | ir.Model | str) -> ReferenceEvaluator:
     """An ``onnx.reference`` evaluator that runs ``com.fp8ort`` nodes with ``fp8ort.reference``."""
     if isinstance(model, ir.Model):
         model = ir.to_proto(model)
-    return ReferenceEvaluator(model, new_ops=[FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize])
+    return ReferenceEvaluator(model, new_ops=[FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize, FP8MaxPool])
 
 
 def run_reference(model: onnx.ModelProto | ir.Model | str, feed: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -28,7 +28,9 @@ INPUT_NAMES = {
     "FP8MatMul": ["A", "B", "a_scale", "b_scale", "C", "Z", "z_scale", "y_scale"],
     "FP8Quantize": ["X", "scale"],
     "FP8Dequantize": ["X", "scale"],
+    "FP8MaxPool": ["X"],
 }
+NO_OUTPUT_DTYPE = ("FP8MaxPool",)  # ops whose output has their input's type
 
 
 def onnx_type_of(a: np.ndarray) -> int:
@@ -69,11 +71,16 @@ def make_op_model(
             graph_in.append(helper.make_tensor_value_info(name, onnx_type_of(arr), list(arr.shape)))
         else:
             inits.append(numpy_helper.from_array(arr, name))
-    if output_dtype is None:
-        output_dtype = TensorProto.FLOAT8E4M3FN if op_type == "FP8Quantize" else TensorProto.FLOAT
-    node = helper.make_node(op_type, node_inputs, ["Y"], domain=DOMAIN, output_dtype=output_dtype, **attrs)
+    if op_type in NO_OUTPUT_DTYPE:
+        out_type = output_dtype if output_dtype is not None else onnx_type_of(np.asarray(inputs["X"]))
+    else:
+        if output_dtype is None:
+            output_dtype = TensorProto.FLOAT8E4M3FN if op_type == "FP8Quantize" else TensorProto.FLOAT
+        attrs["output_dtype"] = output_dtype
+        out_type = output_dtype
+    node = helper.make_node(op_type, node_inputs, ["Y"], domain=DOMAIN, **attrs)
     graph = helper.make_graph(
-        [node], f"{op_type}_test", graph_in, [helper.make_tensor_value_info("Y", output_dtype, None)], inits
+        [node], f"{op_type}_test", graph_in, [helper.make_tensor_value_info("Y", out_type, None)], inits
     )
     return helper.make_model(graph, opset_imports=OPSET_IMPORTS, ir_version=IR_VERSION)
 

@@ -304,3 +304,80 @@ def fp8_dequantize(X: np.ndarray, scale: np.ndarray, *, output_dtype: int = Tens
     y = nx.dequantize(X, np.asarray(scale, dtype=np.float32).reshape(()))
     with np.errstate(over="ignore"):
         return y.astype(nx.onnx_to_numpy_dtype(output_dtype))
+
+
+def pool_output_size(
+    size: int, k: int, stride: int, pad_begin: int, pad_end: int, dilation: int, ceil_mode: int
+) -> int:
+    """Output extent of one spatial axis, as ONNX MaxPool defines it (a ceil_mode window starting in the end
+    padding is dropped)."""
+    span = dilation * (k - 1) + 1
+    room = size + pad_begin + pad_end - span
+    if room < 0:
+        raise ValueError(f"the window ({span} wide with dilation) is larger than the padded input")
+    out = (-(-room // stride) if ceil_mode else room // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
+        out -= 1
+    return out
+
+
+def fp8_max_pool(
+    X: np.ndarray,
+    *,
+    kernel_shape: Sequence[int],
+    strides: Sequence[int] = (1, 1),
+    pads: Sequence[int] = (0, 0, 0, 0),
+    dilations: Sequence[int] = (1, 1),
+    ceil_mode: int = 0,
+    layout: str = "NHWC",
+) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8MaxPool``: 2-D max pooling of NHWC ``X`` (FP8, float32 or float16).
+
+    The maximum over the window's in-bounds taps on decoded values; the output is the winning input element itself
+    (an FP8 output keeps X's scale). A NaN tap makes the result NaN (the first NaN in window order); among equal
+    values (-0 and +0 too) the first tap in window order (row-major over ky, kx) wins.
+    """
+    if layout != "NHWC":
+        raise ValueError(f'layout must be "NHWC", got {layout!r}')
+    X = np.asarray(X)
+    if X.ndim != 4:
+        raise ValueError(f"X must be 4-D NHWC, got shape {X.shape}")
+    if not (nx.is_fp8(X.dtype) or X.dtype in (np.float32, np.float16)):
+        raise ValueError(f"X must be FP8, float32 or float16, got {X.dtype}")
+    kh, kw = kernel_shape
+    sh, sw = strides
+    dh, dw = dilations
+    pt, pl, pb, pr = pads
+    if min(kh, kw, sh, sw, dh, dw) < 1 or min(pads) < 0:
+        raise ValueError("kernel_shape, strides and dilations must be >= 1 and pads >= 0")
+    n, h, w, c = X.shape
+    oh = pool_output_size(h, kh, sh, pt, pb, dh, ceil_mode)
+    ow = pool_output_size(w, kw, sw, pl, pr, dw, ceil_mode)
+    for axis, size, out, k, st, pb, d in (("row", h, oh, kh, sh, pt, dh), ("column", w, ow, kw, sw, pl, dw)):
+        for o in range(out):
+            if not any(0 <= o * st - pb + t * d < size for t in range(k)):
+                raise ValueError(f"output {axis} {o}'s window lies wholly in the padding")
+    v = X.astype(np.float32)
+    y = np.empty((n, oh, ow, c), dtype=X.dtype)
+    for oy in range(oh):
+        for ox in range(ow):
+            best = np.full((n, c), -np.inf, dtype=np.float32)
+            out = np.zeros((n, c), dtype=X.dtype)
+            found = np.zeros((n, c), dtype=bool)  # a tap seen (the first one always wins)
+            nan = np.zeros((n, c), dtype=bool)  # a NaN seen: it stays
+            for ky in range(kh):
+                iy = oy * sh - pt + ky * dh
+                if not 0 <= iy < h:
+                    continue
+                for kx in range(kw):
+                    ix = ox * sw - pl + kx * dw
+                    if not 0 <= ix < w:
+                        continue
+                    t = v[:, iy, ix]
+                    take = ~nan & (~found | np.isnan(t) | (t > best))
+                    best = np.where(take, t, best)
+                    out = np.where(take, X[:, iy, ix], out)
+                    nan |= np.isnan(t)
+                    found[...] = True
+            y[:, oy, ox] = out
+    return y

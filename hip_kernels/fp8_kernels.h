@@ -54,6 +54,18 @@ FP8ORT_GPU_API fp8ort_status fp8ort_dequantize(const void* x, fp8ort_dtype x_typ
 FP8ORT_GPU_API fp8ort_status fp8ort_amax(const void* x, fp8ort_dtype x_type, int64_t count, float* amax,
                                          void* stream);
 
+/* ---- FP8MaxPool (fp8_pool.hip) ----
+ * 2-D max pooling of NHWC X [n, in_h, in_w, c] into Y [n, out_h, out_w, c], X's type: FP8 (compared on decoded
+ * values, the winning byte copied), FLOAT or FLOAT16. Window rows iy = oy * stride_h - pad_top + ky * dilation_h
+ * (columns alike); taps outside the input are skipped (the caller ensures every window has one); a NaN tap gives
+ * NaN, ties go to the first tap in window order. FP8 with c % 4 == 0 and 4-byte aligned x, y moves 32-bit words. */
+typedef struct fp8ort_max_pool_params {
+    int64_t n, c, in_h, in_w, out_h, out_w;
+    int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
+} fp8ort_max_pool_params;
+FP8ORT_GPU_API fp8ort_status fp8ort_max_pool_nhwc(const void* x, void* y, fp8ort_dtype type,
+                                                  const fp8ort_max_pool_params* p, void* stream);
+
 /* Channels-last activations padded with zero channels, for convolutions whose channel count the tensor-core
  * kernels cannot take (in_c % 16 != 0): Y[p, j] = q(X[p, j], *scale) for j < c, 0 for c <= j < c_out (saturating).
  * X is FLOAT/FLOAT16/BFLOAT16, or FP8 of y_type (then copied; scale unused). */

@@ -252,3 +252,68 @@ def test_activation_quantization_every_special_value(fmt, library, rng):
     expected = reference.fp8_matmul(**inputs)
     got = run_poisoned(model, {"A": a}, expected.shape, F32, library)
     np.testing.assert_array_equal(got, expected)
+
+
+# ---------------------------------------------------------------------------------------------- FP8MaxPool
+
+POOL_TYPES = {
+    "e4m3fn": nx.E4M3FN.dtype,
+    "e4m3fnuz": nx.E4M3FNUZ.dtype,
+    "e5m2": nx.E5M2.dtype,
+    "e5m2fnuz": nx.E5M2FNUZ.dtype,
+    "f32": np.float32,
+    "f16": np.float16,
+}
+
+
+def max_pool_case(rng: np.random.Generator, dtype) -> tuple[np.ndarray, dict]:
+    """Fresh random NHWC input and attributes whose every window holds an input tap. FP8 inputs are quantized
+    from values partly past the format's range (saturated), with NaN and -0 sprinkled in, as are float ones."""
+    while True:
+        k = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        d = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+        s = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        pads = [int(rng.integers(0, k[i % 2])) for i in range(4)]
+        shape = (int(rng.integers(1, 3)), int(rng.integers(1, 9)), int(rng.integers(1, 9)), int(rng.integers(1, 9)))
+        attrs = dict(kernel_shape=k, strides=s, pads=pads, dilations=d, ceil_mode=int(rng.integers(0, 2)))
+        try:
+            reference.fp8_max_pool(np.zeros(shape, np.float32), **attrs)
+        except ValueError:
+            continue
+        break
+    x = rng.standard_normal(shape).astype(np.float32) * 4
+    x[rng.random(shape) < 0.05] *= 1e4  # past the FP8 range: saturates
+    x[rng.random(shape) < 0.03] = np.nan
+    x[rng.random(shape) < 0.05] = -0.0
+    x[rng.random(shape) < 0.05] = 0.0
+    if nx.is_fp8(np.dtype(dtype)):
+        fmt = nx.get_format(np.dtype(dtype))
+        return nx.quantize(x, np.float32(1.0), fmt), attrs
+    with np.errstate(over="ignore"):  # float16: +-inf past its range
+        return x.astype(dtype), attrs
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("dtype", list(POOL_TYPES.values()), ids=list(POOL_TYPES))
+def test_fp8_max_pool(dtype, seed, library):
+    """Bit-exact with the reference (NaN, -0 and ties included) on fresh shapes, pads, strides, dilations."""
+    rng = np.random.default_rng(1000 + seed)
+    x, attrs = max_pool_case(rng, dtype)
+    want = reference.fp8_max_pool(x, **attrs)
+    model = ops.make_op_model("FP8MaxPool", {"X": x}, **attrs)
+    got = run_poisoned(model, {"X": x}, want.shape, ops.onnx_type_of(want), library)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes(), f"{np.count_nonzero(got.view(np.uint8) != want.view(np.uint8))} bytes"
+
+
+def test_fp8_max_pool_nan_and_signed_zero_rules(library):
+    """A NaN tap wins its window; between -0 and +0 the first tap in window order wins."""
+    x = np.array([[[[-0.0], [0.0]], [[0.0], [-0.0]]]], np.float32)  # NHWC 1x2x2x1
+    x8 = nx.quantize(x, np.float32(1.0), nx.E4M3FN)
+    for v in (x, x8):
+        row = ops.run(ops.make_op_model("FP8MaxPool", {"X": v}, kernel_shape=[1, 2]), {"X": v})[0]
+        assert np.signbit(row.astype(np.float32).reshape(-1)).tolist() == [True, False]
+    y = np.array([[[[1.0], [np.nan]], [[5.0], [2.0]]]], np.float32)
+    for v in (y, nx.quantize(y, np.float32(1.0), nx.E4M3FN)):
+        got = ops.run(ops.make_op_model("FP8MaxPool", {"X": v}, kernel_shape=[2, 2]), {"X": v})[0]
+        assert np.isnan(got.astype(np.float32)).all()

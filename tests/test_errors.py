@@ -220,3 +220,25 @@ def test_errors_leave_the_process_usable(rng, library):
             ops.run(ops.session(ops.make_op_model("FP8Conv", bad), library), {"X": bad["X"]})
     good = ops.run(ops.session(ops.make_op_model("FP8Conv", inputs), library), {"X": inputs["X"]})[0]
     assert good.shape == (1, 8, 4, 4) and np.isfinite(good).all()
+
+
+@pytest.mark.parametrize(
+    "attrs, x, patterns",
+    [
+        ({"kernel_shape": [3, 3]}, np.zeros((1, 4, 4), np.float32), ["FP8MaxPool", "4-D"]),
+        ({"kernel_shape": [0, 3]}, None, ["FP8MaxPool", "kernel_shape"]),
+        ({}, None, ["FP8MaxPool", "kernel_shape", "required"]),
+        ({"kernel_shape": [2, 2], "strides": [0, 1]}, None, ["FP8MaxPool", "strides"]),
+        ({"kernel_shape": [2, 2], "dilations": [1, -1]}, None, ["FP8MaxPool", "dilations"]),
+        ({"kernel_shape": [2, 2], "pads": [0, -1, 0, 0]}, None, ["FP8MaxPool", "pads"]),
+        ({"kernel_shape": [9, 2]}, None, ["FP8MaxPool", "larger than the padded input"]),
+        ({"kernel_shape": [2, 2], "layout": "NCHW"}, None, ["FP8MaxPool", "layout", "NHWC"]),
+        ({"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}, None, ["FP8MaxPool", "auto_pad"]),
+        ({"kernel_shape": [2, 2], "pads": [3, 0, 0, 0]}, None, ["FP8MaxPool", "padding"]),
+        ({"kernel_shape": [2, 2]}, np.zeros((1, 4, 4, 2), np.float64), ["FP8MaxPool", "X", "float64"]),
+    ],
+)
+def test_fp8_max_pool_errors(attrs, x, patterns, library):
+    x = np.zeros((1, 5, 5, 3), np.float32) if x is None else x
+    model = ops.make_op_model("FP8MaxPool", {"X": x}, **attrs)  # Y declared with X's type, as inference gives it
+    _fails(model, {"X": x}, library, *patterns)

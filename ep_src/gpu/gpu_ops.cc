@@ -484,8 +484,46 @@ class GpuQuantize final : public Kernel {
   int64_t saturate_ = 1;
 };
 
+// FP8MaxPool: the contract's checks (ops/op_common), then one launch on the compute stream.
+class GpuMaxPool final : public Kernel {
+ public:
+  explicit GpuMaxPool(const OrtKernelInfo* info) {
+    oc_ = {"FP8MaxPool", node_name(info)};
+    attrs_ = parse_max_pool_attrs(info);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    require_type(x, "X", is_max_pool_type(x.type), kMaxPoolTypes);
+    const MaxPoolShape s = max_pool_shape(attrs_, x.shape);
+    Tensor y = output(ctx, 0, s.y_shape);
+    check_output_type(y, x.type);
+    fp8ort_max_pool_params p{};
+    p.n = s.n;
+    p.c = s.c;
+    p.in_h = s.h;
+    p.in_w = s.w;
+    p.out_h = s.oh;
+    p.out_w = s.ow;
+    p.kernel_h = s.kh;
+    p.kernel_w = s.kw;
+    p.stride_h = s.sh;
+    p.stride_w = s.sw;
+    p.dilation_h = s.dh;
+    p.dilation_w = s.dw;
+    p.pad_top = s.pad_top;
+    p.pad_left = s.pad_left;
+    gpu_check(fp8ort_max_pool_nhwc(x.data, y.mutable_data, static_cast<fp8ort_dtype>(x.type), &p, compute_stream(ctx)),
+              "fp8ort_max_pool_nhwc");
+  }
+
+ private:
+  MaxPoolAttrs attrs_;
+};
+
 }  // namespace
 
+std::unique_ptr<Kernel> create_gpu_max_pool(const OrtKernelInfo* info) { return std::make_unique<GpuMaxPool>(info); }
 std::unique_ptr<Kernel> create_gpu_conv(const OrtKernelInfo* info) { return std::make_unique<GpuConv>(info); }
 std::unique_ptr<Kernel> create_gpu_matmul(const OrtKernelInfo* info) { return std::make_unique<GpuMatMul>(info); }
 std::unique_ptr<Kernel> create_gpu_quantize(const OrtKernelInfo* info) {

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <optional>
 
+#include "ops/onnx_shapes.h"
+
 // The epilogue rounds after every float32 step as the reference does: this file is built with -ffp-contract=off
 // (CMakeLists.txt) so that no multiply-add, e.g. HardSigmoid's alpha * y + beta, becomes one fused instruction.
 
@@ -460,6 +462,101 @@ ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& xs, const s
     }
   }
   return s;
+}
+
+MaxPoolAttrs parse_max_pool_attrs(const OrtKernelInfo* info) {
+  MaxPoolAttrs a;
+  a.kernel_shape = attr_ints(info, "kernel_shape");
+  std::vector<int64_t> v = attr_ints(info, "strides");
+  if (!v.empty()) a.strides = v;
+  v = attr_ints(info, "pads");
+  if (!v.empty()) a.pads = v;
+  v = attr_ints(info, "dilations");
+  if (!v.empty()) a.dilations = v;
+  a.ceil_mode = attr_int(info, "ceil_mode", 0) != 0;
+  a.layout = attr_string(info, "layout", "NHWC");
+  a.auto_pad = attr_string(info, "auto_pad", "NOTSET");
+  check_max_pool_attrs(a);
+  return a;
+}
+
+void check_max_pool_attrs(const MaxPoolAttrs& a) {
+  if (a.layout != "NHWC") fail("attribute layout must be \"NHWC\" (the only layout FP8MaxPool has); got \"" + a.layout + "\"");
+  if (a.auto_pad != "NOTSET") fail("attribute auto_pad=" + a.auto_pad + " is not supported; give explicit pads");
+  if (a.kernel_shape.size() != 2) {
+    fail("attribute kernel_shape is required and must have 2 values [kH, kW]; got " + shape_str(a.kernel_shape));
+  }
+  auto in_range = [](const std::vector<int64_t>& v, int64_t lo) {
+    for (int64_t x : v) {
+      if (x < lo || x > kMaxPadOrDilation) return false;
+    }
+    return true;
+  };
+  const std::string limit = std::to_string(kMaxPadOrDilation);
+  if (!in_range(a.kernel_shape, 1)) fail("attribute kernel_shape must be two integers in [1, " + limit + "]; got " + shape_str(a.kernel_shape));
+  if (a.strides.size() != 2 || !in_range(a.strides, 1)) {
+    fail("attribute strides must be two integers in [1, " + limit + "]; got " + shape_str(a.strides));
+  }
+  if (a.dilations.size() != 2 || !in_range(a.dilations, 1)) {
+    fail("attribute dilations must be two integers in [1, " + limit + "]; got " + shape_str(a.dilations));
+  }
+  if (a.pads.size() != 4) fail("attribute pads must have 4 values [top, left, bottom, right]; got " + shape_str(a.pads));
+  if (!in_range(a.pads, 0)) fail("attribute pads must be in [0, " + limit + "]; got " + shape_str(a.pads));
+}
+
+MaxPoolShape max_pool_shape(const MaxPoolAttrs& a, const std::vector<int64_t>& xs) {
+  if (xs.size() != 4) fail("input X must be 4-D (NHWC); got shape " + shape_str(xs));
+  // ONNX MaxPool's window rules (onnx_shapes), on the NCHW view of the shape.
+  WindowAttrs w;
+  w.kernel_shape = a.kernel_shape;
+  w.strides = a.strides;
+  w.dilations = a.dilations;
+  w.pads = a.pads;
+  w.ceil_mode = a.ceil_mode;
+  const std::vector<WindowAxis> ax = window_geometry(w, {xs[0], xs[3], xs[1], xs[2]}, a.kernel_shape);
+  MaxPoolShape s{};
+  s.n = xs[0];
+  s.h = xs[1];
+  s.w = xs[2];
+  s.c = xs[3];
+  s.oh = ax[0].out;
+  s.ow = ax[1].out;
+  s.pad_top = ax[0].pad_begin;
+  s.pad_left = ax[1].pad_begin;
+  s.kh = ax[0].kernel;
+  s.kw = ax[1].kernel;
+  s.sh = ax[0].stride;
+  s.sw = ax[1].stride;
+  s.dh = ax[0].dilation;
+  s.dw = ax[1].dilation;
+  s.y_shape = {s.n, s.oh, s.ow, s.c};
+  element_count(s.y_shape);  // fails on an int64 overflow
+  // Every window needs a tap inside the input (padding never wins, so an all-padding window has no value). Only
+  // windows starting outside the input can miss it: those in the leading and trailing padding are checked.
+  for (int d = 0; d < 2; ++d) {
+    const WindowAxis& w = ax[d];
+    auto empty = [&](int64_t o) {
+      const int64_t start = o * w.stride - w.pad_begin;
+      const int64_t k0 = start < 0 ? (-start + w.dilation - 1) / w.dilation : 0;
+      return !(k0 < w.kernel && start + k0 * w.dilation < w.in);
+    };
+    const int64_t inside = std::min(w.out, (w.pad_begin + w.stride - 1) / w.stride);      // first start >= 0
+    const int64_t beyond = std::min(w.out, (w.in + w.pad_begin + w.stride - 1) / w.stride);  // first start >= in
+    for (int64_t o = 0; o < w.out; ++o) {
+      if (o == inside) o = std::max(o, beyond);  // the windows in between start inside the input
+      if (o < w.out && empty(o)) {
+        fail(std::string("output ") + (d == 0 ? "row " : "column ") + std::to_string(o) +
+             "'s window lies wholly in the padding (no tap inside the input); make pads smaller than the kernel's " +
+             "reach (pads " + shape_str(a.pads) + ", kernel_shape " + shape_str(a.kernel_shape) + ", dilations " +
+             shape_str(a.dilations) + ")");
+      }
+    }
+  }
+  return s;
+}
+
+bool is_max_pool_type(ONNXTensorElementDataType t) {
+  return is_fp8_type(t) || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
 }
 
 }  // namespace fp8ort

@@ -122,4 +122,28 @@ struct ConvShape {
 };
 ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& x_shape, const std::vector<int64_t>& w_shape);
 
+// FP8MaxPool (2-D, NHWC): ONNX MaxPool's window attributes plus layout, checked once; the same checks and messages
+// serve shape inference and every kernel.
+struct MaxPoolAttrs {
+  std::vector<int64_t> kernel_shape, strides{1, 1}, pads{0, 0, 0, 0}, dilations{1, 1};
+  bool ceil_mode = false;
+  std::string layout = "NHWC";
+  std::string auto_pad = "NOTSET";
+};
+MaxPoolAttrs parse_max_pool_attrs(const OrtKernelInfo* info);
+void check_max_pool_attrs(const MaxPoolAttrs& a);  // throws OpError naming the attribute
+
+struct MaxPoolShape {
+  int64_t n, h, w, c;       // input, NHWC
+  int64_t oh, ow;           // output
+  int64_t pad_top, pad_left;
+  int64_t kh, kw, sh, sw, dh, dw;
+  std::vector<int64_t> y_shape;  // [n, oh, ow, c]
+};
+// Output geometry as ONNX MaxPool (ceil_mode included) for an NHWC input; checks the rank and the window size.
+MaxPoolShape max_pool_shape(const MaxPoolAttrs& a, const std::vector<int64_t>& x_shape);
+// X's element type: an FP8 type, float32 or float16.
+bool is_max_pool_type(ONNXTensorElementDataType t);
+constexpr const char* kMaxPoolTypes = "float32, float16 or an FP8 type";
+
 }  // namespace fp8ort

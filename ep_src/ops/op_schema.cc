@@ -150,6 +150,33 @@ void infer_conv(OrtShapeInferContext* ctx, Dims& y) {
   }
 }
 
+void infer_max_pool(OrtShapeInferContext* ctx, Dims& y) {
+  Dims x;
+  if (!input_dims(ctx, 0, &x)) return;
+  MaxPoolAttrs a;
+  a.kernel_shape = infer_ints(ctx, "kernel_shape", {});
+  a.strides = infer_ints(ctx, "strides", a.strides);
+  a.pads = infer_ints(ctx, "pads", a.pads);
+  a.dilations = infer_ints(ctx, "dilations", a.dilations);
+  a.ceil_mode = infer_int(ctx, "ceil_mode", 0) != 0;
+  a.layout = infer_string(ctx, "layout", "NHWC");
+  a.auto_pad = infer_string(ctx, "auto_pad", "NOTSET");
+  check_max_pool_attrs(a);
+  if (x.values.size() != 4) fail("input X must be 4-D (NHWC); got rank " + std::to_string(x.values.size()));
+  // An unknown H or W is stood in for by its window's span (always valid), and stays unknown in Y.
+  std::vector<int64_t> shape = {1, 1, 1, 1};
+  for (int d = 0; d < 2; ++d) {
+    const int64_t span = a.dilations[d] * (a.kernel_shape[d] - 1) + 1;
+    shape[1 + d] = x.values[1 + d] >= 0 ? x.values[1 + d] : span;
+  }
+  const MaxPoolShape s = max_pool_shape(a, shape);
+  y = x;  // N and C pass through, symbolic names too
+  for (int d = 1; d <= 2; ++d) {
+    if (x.values[d] >= 0) y.values[d] = s.y_shape[d];  // an unknown one gets a fresh name below
+    y.names[d] = "";
+  }
+}
+
 void infer_matmul(OrtShapeInferContext* ctx, Dims& y) {
   Dims a, b;
   if (!input_dims(ctx, 0, &a) || !input_dims(ctx, 1, &b)) return;
@@ -190,7 +217,10 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
     if (t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) continue;
     bool ok;
     const char* expected;
-    if (i == 0 && kind == OpKind::kQuantize) {
+    if (i == 0 && kind == OpKind::kMaxPool) {
+      ok = is_max_pool_type(t);
+      expected = kMaxPoolTypes;
+    } else if (i == 0 && kind == OpKind::kQuantize) {
       ok = is_high_precision_type(t);
       expected = "float32, float16 or bfloat16";
     } else if (i == 0 && kind == OpKind::kDequantize) {
@@ -214,9 +244,11 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
 
 #if defined(FP8ORT_WITH_GPU)
 constexpr KernelFactory kGpuConv = create_gpu_conv, kGpuMatMul = create_gpu_matmul,
-                        kGpuQuantize = create_gpu_quantize, kGpuDequantize = create_gpu_dequantize;
+                        kGpuQuantize = create_gpu_quantize, kGpuDequantize = create_gpu_dequantize,
+                        kGpuMaxPool = create_gpu_max_pool;
 #else
-constexpr KernelFactory kGpuConv = nullptr, kGpuMatMul = nullptr, kGpuQuantize = nullptr, kGpuDequantize = nullptr;
+constexpr KernelFactory kGpuConv = nullptr, kGpuMatMul = nullptr, kGpuQuantize = nullptr, kGpuDequantize = nullptr,
+                        kGpuMaxPool = nullptr;
 #endif
 
 }  // namespace
@@ -234,25 +266,35 @@ const std::vector<OpSchema>& op_schemas() {
        kGpuQuantize},
       {OpKind::kDequantize, "FP8Dequantize", kOpSinceVersion, {"X", "scale"}, 2, 1, kF32, create_cpu_dequantize,
        kGpuDequantize},
+      {OpKind::kMaxPool, "FP8MaxPool", kOpSinceVersion, {"X"}, 1, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
+       create_cpu_max_pool, kGpuMaxPool},
   };
   return table;
 }
 
 void infer_type_and_shape(const OpSchema& op, OrtShapeInferContext* ctx) {
-  const int64_t dflt = op.default_output_type;
-  int64_t out_type = infer_int(ctx, "output_dtype", dflt);
-  if (out_type < 1 || out_type > ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ) out_type = dflt;
+  int64_t out_type = op.default_output_type;
+  if (op.default_output_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {  // Y has X's type (FP8MaxPool)
+    out_type = infer_input_type(ctx, 0);
+  } else {
+    const int64_t dflt = op.default_output_type;
+    out_type = infer_int(ctx, "output_dtype", dflt);
+    if (out_type < 1 || out_type > ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ) out_type = dflt;
+  }
   Dims y;
   try {
     check_input_types(ctx, op);
     switch (op.kind) {
       case OpKind::kConv: infer_conv(ctx, y); break;
       case OpKind::kMatMul: infer_matmul(ctx, y); break;
+      case OpKind::kMaxPool: infer_max_pool(ctx, y); break;
       default: input_dims(ctx, 0, &y); break;
     }
   } catch (const OpError&) {
     Dims x;
-    const size_t rank = op.kind == OpKind::kConv ? 4 : (input_dims(ctx, 0, &x) ? x.values.size() : 0);
+    const size_t rank = op.kind == OpKind::kConv || op.kind == OpKind::kMaxPool
+                            ? 4
+                            : (input_dims(ctx, 0, &x) ? x.values.size() : 0);
     y.values.assign(rank, -1);
     y.names.assign(rank, "");
   }

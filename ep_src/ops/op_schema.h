@@ -15,7 +15,7 @@ namespace fp8ort {
 constexpr const char* kOpDomain = "com.fp8ort";
 constexpr int kOpSinceVersion = 1;
 
-enum class OpKind { kConv, kMatMul, kQuantize, kDequantize };
+enum class OpKind { kConv, kMatMul, kQuantize, kDequantize, kMaxPool };
 
 struct OpSchema {
   OpKind kind;
@@ -24,7 +24,7 @@ struct OpSchema {
   std::vector<const char*> inputs;
   size_t required_inputs;  // the first `required_inputs` inputs must be given
   size_t output_count;
-  ONNXTensorElementDataType default_output_type;  // when output_dtype is absent
+  ONNXTensorElementDataType default_output_type;  // when output_dtype is absent (UNDEFINED: X's type)
   KernelFactory create_cpu;
   KernelFactory create_gpu;  // nullptr in a build without a GPU backend
 };

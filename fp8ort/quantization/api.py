@@ -16,6 +16,7 @@ from . import calibration as cal
 from . import model_io as mio
 from .config import METADATA_KEY, QuantizeConfig
 from .errors import QuantizeError
+from .layout import POOL_REASON_KEY
 from .prepare import prepare
 from .report import NodeReport, QuantizeReport, SqnrAccumulator
 from .rewrite import correct_bias, emit
@@ -389,6 +390,7 @@ class Plan:
             feeds = self.eval_feeds(REPORT_SAMPLES)
             acc = self.output_sqnr(self.build("qdq"), names, feeds, self.float_cache[: len(feeds)])
         nodes = self._node_reports(acc)
+        _pool_reports(nodes, quantized)
         if self.config.format == "qdq" and any(g.kind != "Conv" for g in quantized_groups):
             self.notes.append(
                 "onnxruntime 1.30 and 1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then "
@@ -484,6 +486,19 @@ def _subgraph_layers(graph: ir.Graph) -> list[NodeReport]:
                             )
                         )
     return lines
+
+
+def _pool_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:
+    """The MaxPools of the NHWC layout: run on FP8 data (FP8MaxPool), or the reason they stay float."""
+    pools = {}
+    for node in quantized.graph:
+        if node.domain == "com.fp8ort" and node.op_type == "FP8MaxPool":
+            pools[node.name] = ("fp8", "FP8MaxPool on NHWC FP8 data (its producer outputs FP8 with its readers' scale)")
+        elif node.op_type == "MaxPool" and POOL_REASON_KEY in node.meta:
+            pools[node.name] = ("float", f"runs in float: {node.meta[POOL_REASON_KEY]}")
+    for n in nodes:
+        if n.op_type == "MaxPool" and n.name in pools:
+            n.status, n.reason = pools[n.name]
 
 
 def _other_reason(op: str) -> str:

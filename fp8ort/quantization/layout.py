@@ -174,3 +174,113 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
         ir.convenience.replace_all_uses_with(out, back)
         graph.remove(old, safe=True)
         return True
+
+
+FP8ORT_DOMAIN = "com.fp8ort"
+TO_NHWC = [0, 2, 3, 1]
+POOL_REASON_KEY = "fp8ort.pool_reason"  # node.meta key: why a MaxPool stayed float (read by the report)
+
+
+def _fp8ort_node(node: ir.Node | None, op: str) -> bool:
+    return node is not None and node.domain == FP8ORT_DOMAIN and node.op_type == op
+
+
+def _attr(node: ir.Node, name: str, default):
+    a = node.attributes.get(name)
+    return default if a is None else a.value
+
+
+class Fp8MaxPoolPass(ir.passes.InPlacePass):
+    """Run a MaxPool between NHWC FP8Convs on FP8 NHWC data (``com.fp8ort.FP8MaxPool``).
+
+    The NHWC emitter leaves ``FP8Conv (float NHWC) -> to_nchw -> MaxPool -> to_nhwc -> FP8Conv(s)``. Since ``q`` is
+    monotone, ``MaxPool(q(x, s)) == q(MaxPool(x), s)`` exactly: the producer outputs FP8 with the consumers' x_scale
+    (they all read the pooled tensor's calibrated scale), the pool runs on the FP8 bytes, and the consumers read
+    them as X. The numbers do not change; the two transposes and the float traffic go. A MaxPool that does not fit
+    keeps its float form, its reason in ``node.meta[POOL_REASON_KEY]``.
+    """
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        modified = False
+        for node in list(model.graph):
+            if node.graph is None or not is_std(node, "MaxPool"):
+                continue
+            why = self._why_not(node)
+            if why:
+                node.meta[POOL_REASON_KEY] = why
+                continue
+            self._rewrite(model.graph, node)
+            modified = True
+        return ir.passes.PassResult(model, modified)
+
+    def _why_not(self, pool: ir.Node) -> str:
+        if len(pool.outputs) > 1 and (pool.outputs[1].uses() or pool.outputs[1].is_graph_output()):
+            return "MaxPool with an Indices output has no FP8 kernel"
+        kernel = _attr(pool, "kernel_shape", [])
+        if len(kernel) != 2:
+            return f"{len(kernel)}-D MaxPool: FP8MaxPool is 2-D only"
+        if _attr(pool, "auto_pad", "NOTSET") != "NOTSET":
+            return "MaxPool with auto_pad: FP8MaxPool takes explicit pads only"
+        src = _to_nchw_source(pool.inputs[0])
+        producer = src.producer() if src is not None else None
+        if not (_fp8ort_node(producer, "FP8Conv") and _attr(producer, "layout", "NCHW") == "NHWC"):
+            return "its input does not come from an NHWC FP8Conv"
+        if len(src.uses()) != 1 or len(pool.inputs[0].uses()) != 1 or pool.inputs[0].is_graph_output():
+            return "the FP8Conv output it reads has other readers"
+        out = pool.outputs[0]
+        if out.is_graph_output() or not out.uses():
+            return "its output is a graph output"
+        scales, formats = set(), set()
+        for use in out.uses():
+            t = use.node
+            if _to_nchw_source(t.outputs[0]) is not None or not is_std(t, "Transpose"):
+                return "a reader of its output is not an FP8 op"
+            perm = t.attributes.get("perm")
+            if perm is None or list(perm.as_ints()) != TO_NHWC or t.outputs[0].is_graph_output():
+                return "a reader of its output is not an FP8 op"
+            for u in t.outputs[0].uses():
+                conv = u.node
+                if not (_fp8ort_node(conv, "FP8Conv") and u.idx == 0 and _attr(conv, "layout", "NCHW") == "NHWC"):
+                    return "a reader of its output is not an NHWC FP8Conv reading it as X"
+                scale = conv.inputs[2]
+                if scale is None or scale.const_value is None:
+                    return "a reader's x_scale is not a constant"
+                scales.add(float(scale.const_value.numpy().reshape(())))
+                formats.add(conv.inputs[1].dtype)
+        if len(scales) != 1 or len(formats) != 1:
+            return "its readers quantize it with different scales or FP8 formats"
+        return ""
+
+    @staticmethod
+    def _rewrite(graph: ir.Graph, pool: ir.Node) -> None:
+        src = _to_nchw_source(pool.inputs[0])
+        conv = src.producer()
+        to_nhwc = [u.node for u in pool.outputs[0].uses()]
+        first = next(iter(to_nhwc[0].outputs[0].uses())).node
+        scale, fp8 = first.inputs[2], first.inputs[1].dtype
+        # The producer: FP8 output quantized with the readers' x_scale (input 7, y_scale).
+        conv.attributes["output_dtype"] = ir.AttrInt64("output_dtype", int(fp8))
+        if len(conv.inputs) < 8:
+            conv.resize_inputs(8)
+        conv.replace_input_with(7, scale)
+        src.type = ir.TensorType(fp8)
+        out = pool.outputs[0]
+        y = ir.Value(name=f"{out.name}.nhwc", type=ir.TensorType(fp8), shape=to_nhwc[0].outputs[0].shape)
+        attrs = [
+            ir.AttrInt64s("kernel_shape", list(_attr(pool, "kernel_shape", []))),
+            ir.AttrInt64s("strides", list(_attr(pool, "strides", [1, 1]))),
+            ir.AttrInt64s("pads", list(_attr(pool, "pads", [0, 0, 0, 0]))),
+            ir.AttrInt64s("dilations", list(_attr(pool, "dilations", [1, 1]))),
+            ir.AttrInt64("ceil_mode", int(_attr(pool, "ceil_mode", 0))),
+            ir.AttrString("layout", "NHWC"),
+        ]
+        name = pool.name
+        pool.name = f"{name}.replaced"
+        new = ir.Node(FP8ORT_DOMAIN, "FP8MaxPool", [src], attrs, outputs=[y], name=name)
+        graph.insert_after(pool, new)
+        for t in to_nhwc:
+            ir.convenience.replace_all_uses_with(t.outputs[0], y)
+            graph.remove(t, safe=True)
+        to_nchw = pool.inputs[0].producer()
+        graph.remove(pool, safe=True)
+        graph.remove(to_nchw, safe=True)

@@ -14,7 +14,7 @@ import onnx_ir.passes.common
 
 from .. import numerics as nx
 from .config import QuantizeConfig
-from .layout import SinkLayoutTransposesPass
+from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
 from .prepare import is_std, new_initializer
 from .rules import Group, fp8_outputs
 
@@ -156,6 +156,8 @@ class Fp8OrtEmitter(_Emitter):
         if self.config.layout == "NHWC":
             SinkLayoutTransposesPass()(self.model)
             FoldLayoutTransposesPass()(self.model)
+            if self.config.fp8_activations:  # FP8 tensors between the ops: a MaxPool between NHWC convs joins them
+                Fp8MaxPoolPass()(self.model)
         super().finish()
 
     def to_nhwc(self, v: ir.Value) -> ir.Value:

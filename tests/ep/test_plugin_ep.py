@@ -28,11 +28,13 @@ from ..test_cpu_kernels import (
     CONV_VARIANTS,
     MATMUL_SHAPES,
     MATMUL_VARIANTS,
+    POOL_TYPES,
     ConvCase,
     _add_residual_and_output_scale,
     _conv_inputs,
     _make_tensor,
     _variant_id,
+    max_pool_case,
 )
 
 EP = fp8ort.get_ep_name()
@@ -136,6 +138,13 @@ def test_fp8_quantize_and_dequantize_on_the_ep(fmt, x_dtype, rng, library):
         out = TensorProto.BFLOAT16
     dq = ops.make_op_model("FP8Dequantize", {"X": xq, "scale": scale}, output_dtype=out)
     _check_op(dq, {"X": xq}, library)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("dtype", list(POOL_TYPES.values()), ids=list(POOL_TYPES))
+def test_fp8_max_pool_on_the_ep(dtype, seed, library):
+    x, attrs = max_pool_case(np.random.default_rng(2000 + seed), dtype)
+    _check_op(ops.make_op_model("FP8MaxPool", {"X": x}, **attrs), {"X": x}, library)
 
 
 def _quantized(model: ir.Model, layout: str = "NCHW") -> onnx.ModelProto:

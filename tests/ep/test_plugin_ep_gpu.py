@@ -115,6 +115,25 @@ def test_quantize_dequantize_on_gpu_device_match_the_cpu_route(fmt, rng, library
     )
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("dtype", [nx.E4M3FN.dtype, nx.E5M2FNUZ.dtype, np.float32, np.float16], ids=str)
+@pytest.mark.parametrize("channels", [None, 64], ids=["random-c", "c64"])  # c % 4 == 0: the 32-bit FP8 path
+def test_max_pool_on_gpu_device_matches_the_reference(dtype, seed, channels, library):
+    """FP8MaxPool on the GPU device: bit-identical to the reference (no arithmetic, only compares and copies)."""
+    from ..test_cpu_kernels import max_pool_case
+
+    rng = np.random.default_rng(3000 + seed)
+    x, attrs = max_pool_case(rng, dtype)
+    if channels is not None:
+        x = np.concatenate([x] * channels, axis=3)[..., :channels]
+    model = ops.make_op_model("FP8MaxPool", {"X": x}, **attrs)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    got = ops.run(sess, {"X": x})[0]
+    want = reference.fp8_max_pool(x, **attrs)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
 def test_quantized_nhwc_model_on_gpu_device(rng, library):
     model = qmodels.resnetish()
     q = ir.to_proto(

@@ -128,3 +128,70 @@ def test_nhwc_pooled_graph_output_keeps_its_producer():
     onnx.checker.check_model(q, full_check=True)
     assert [o.name for o in q.graph.output] == ["y"]
     assert q.graph.node[-1].op_type == "GlobalAveragePool"
+
+
+@pytest.mark.parametrize("exporter, opset", [("ts", 13), ("dynamo", 18)])
+def test_resnet_stem_max_pool_runs_on_fp8_nhwc(exporter, opset, tmp_path, monkeypatch):
+    """torchvision-style ResNet, default config: the stem FP8Conv outputs FP8, the MaxPool is an FP8MaxPool on NHWC
+    bytes, no Transpose is left around it, and the output equals the float-MaxPool graph's (q is monotone)."""
+    pytest.importorskip("torch", reason="the export needs torch")
+    import torch_models as tm
+
+    from fp8ort.numerics import sqnr_db
+    from fp8ort.quantization import layout
+
+    lib = library_path()
+    path = str(tmp_path / "resnet.onnx")
+    tm.export("resnet", exporter, opset, path)
+    source = onnx.load(path)
+    calib = {"x": np.random.default_rng(1).standard_normal((4, 3, 64, 64)).astype(np.float32)}
+    q, report = fp8ort.quantize(source, calibration_data=calib, return_report=True)
+    onnx.checker.check_model(q, full_check=True)
+    with monkeypatch.context() as m:  # the graph as it was before FP8MaxPool
+        m.setattr(layout.Fp8MaxPoolPass, "call", lambda self, model: ir.passes.PassResult(model, False))
+        old = fp8ort.quantize(source, calibration_data=calib)
+    ops_new = [n.op_type for n in q.graph.node]
+    ops_old = [n.op_type for n in old.graph.node]
+    assert ops_new.count("FP8MaxPool") == 1 and "MaxPool" not in ops_new
+    assert ops_new.count("Transpose") == ops_old.count("Transpose") - 2
+    producer = {o: n for n in q.graph.node for o in n.output}
+    pool = next(n for n in q.graph.node if n.op_type == "FP8MaxPool")
+    stem = producer[pool.input[0]]
+    assert stem.op_type == "FP8Conv" and stem.input[0] == producer[stem.input[0]].output[0]
+    assert producer[stem.input[0]].op_type == "Transpose"  # the model input's, the only one before the stem
+    dtype = next(a.i for a in stem.attribute if a.name == "output_dtype")
+    assert dtype == onnx.TensorProto.FLOAT8E4M3FN
+    for n in q.graph.node:
+        if pool.output[0] in n.input:
+            assert n.op_type == "FP8Conv" and n.input[0] == pool.output[0]
+    line = next(n for n in report.nodes if n.op_type == "MaxPool")
+    assert line.status == "fp8" and "FP8MaxPool" in line.reason
+    if lib is None:
+        return
+    feed = {"x": np.random.default_rng(7).standard_normal((2, 3, 64, 64)).astype(np.float32)}
+    import onnxruntime as ort
+
+    ref = ort.InferenceSession(source.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    new_y, old_y = ops.run(ops.session(q, lib), feed)[0], ops.run(ops.session(old, lib), feed)[0]
+    assert sqnr_db(ref, new_y) >= sqnr_db(ref, old_y) - 0.1
+    np.testing.assert_array_equal(new_y, old_y)  # exact: max commutes with the monotone q
+
+
+def test_max_pool_not_between_fp8_convs_stays_float():
+    """A MaxPool whose output is a graph output keeps its float form, with the reason in the report."""
+    model = ir.from_onnx_text(
+        """
+<ir_version: 10, opset_import: ["" : 17]>
+g (float[N,4,12,12] x) => (float[N,8,6,6] p) {
+    c = Conv <pads=[1,1,1,1]> (x, w)
+    r = Relu (c)
+    p = MaxPool <kernel_shape=[2,2], strides=[2,2]> (r)
+}
+""",
+        initializers=[ir.tensor(np.random.default_rng(0).standard_normal((8, 4, 3, 3)).astype(np.float32), name="w")],
+    )
+    calib = {"x": np.random.default_rng(1).standard_normal((2, 4, 12, 12)).astype(np.float32)}
+    q, report = fp8ort.quantize(model, calibration_data=calib, return_report=True)
+    assert [n.op_type for n in q.graph].count("MaxPool") == 1
+    line = next(n for n in report.nodes if n.op_type == "MaxPool")
+    assert line.status == "float" and "graph output" in line.reason

@@ -1,0 +1,149 @@
+// FP8MaxPool on the GPU: 2-D max pooling of NHWC data (FP8, float32 or float16). One thread per (output pixel,
+// group of V channels); FP8 with C % 4 == 0 and 4-byte aligned pointers loads and stores 4 channels as 32 bits.
+// The rules of docs/operators.md: padding never wins, a NaN tap wins for good, ties go to the first tap.
+#include "fp8_numerics.h"
+#include "fp8_status.h"
+
+namespace fp8ort {
+namespace {
+
+constexpr int kPoolThreads = 256;
+constexpr int kMaxPoolBlocks = 1 << 16;
+
+// Element decoders: storage type and its exact float32 value.
+template <fp8ort_fp8_format F>
+struct Fp8Elem {
+    using T = uint8_t;
+    static __device__ __forceinline__ float decode(T v) { return decode_fp8<F>(v); }
+};
+struct F16Elem {
+    using T = uint16_t;
+    static __device__ __forceinline__ float decode(T v) { return fp8ort_half_bits_to_float(v); }
+};
+struct F32Elem {
+    using T = float;
+    static __device__ __forceinline__ float decode(T v) { return v; }
+};
+
+// V channels of one pixel; V == 4 over bytes is one 32-bit access.
+template <class T, int V>
+struct Lanes {
+    T v[V];
+};
+template <class T, int V>
+__device__ __forceinline__ Lanes<T, V> load_lanes(const T* p) {
+    Lanes<T, V> r;
+    if constexpr (V == 4 && sizeof(T) == 1) {
+        const uint32_t w = *reinterpret_cast<const uint32_t*>(p);
+        for (int j = 0; j < 4; ++j) r.v[j] = static_cast<T>((w >> (8 * j)) & 0xffu);
+    } else {
+        for (int j = 0; j < V; ++j) r.v[j] = p[j];
+    }
+    return r;
+}
+template <class T, int V>
+__device__ __forceinline__ void store_lanes(T* p, const Lanes<T, V>& r) {
+    if constexpr (V == 4 && sizeof(T) == 1) {
+        uint32_t w = 0;
+        for (int j = 0; j < 4; ++j) w |= static_cast<uint32_t>(r.v[j]) << (8 * j);
+        *reinterpret_cast<uint32_t*>(p) = w;
+    } else {
+        for (int j = 0; j < V; ++j) p[j] = r.v[j];
+    }
+}
+
+template <class E, int V>
+__global__ void __launch_bounds__(kPoolThreads)
+    max_pool_nhwc_kernel(const typename E::T* __restrict__ x, typename E::T* __restrict__ y, fp8ort_max_pool_params p,
+                         int64_t count) {
+    using T = typename E::T;
+    const int64_t groups = p.c / V;
+    const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += grid_stride) {
+        const int64_t c0 = (i % groups) * V;
+        const int64_t pix = i / groups;
+        const int64_t ox = pix % p.out_w;
+        const int64_t oy = (pix / p.out_w) % p.out_h;
+        const int64_t n = pix / (p.out_w * p.out_h);
+        const int64_t y0 = oy * p.stride_h - p.pad_top;
+        const int64_t x0 = ox * p.stride_w - p.pad_left;
+        float best[V];
+        int state[V];  // 0: no tap yet, 1: a value, 2: NaN (final)
+        Lanes<T, V> out;
+        for (int j = 0; j < V; ++j) {
+            best[j] = 0.0f;
+            state[j] = 0;
+            out.v[j] = T{};
+        }
+        for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
+            const int64_t iy = y0 + ky * p.dilation_h;
+            if (iy < 0 || iy >= p.in_h) continue;
+            for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
+                const int64_t ix = x0 + kx * p.dilation_w;
+                if (ix < 0 || ix >= p.in_w) continue;
+                const Lanes<T, V> in = load_lanes<T, V>(x + ((n * p.in_h + iy) * p.in_w + ix) * p.c + c0);
+                for (int j = 0; j < V; ++j) {
+                    if (state[j] == 2) continue;
+                    const float v = E::decode(in.v[j]);
+                    if (state[j] == 0 || v != v || v > best[j]) {
+                        best[j] = v;
+                        out.v[j] = in.v[j];
+                        state[j] = v != v ? 2 : 1;
+                    }
+                }
+            }
+        }
+        store_lanes<T, V>(y + pix * p.c + c0, out);
+    }
+}
+
+template <class E>
+fp8ort_status launch_max_pool(const void* x, void* y, const fp8ort_max_pool_params* p, hipStream_t stream) {
+    using T = typename E::T;
+    const int64_t pixels = p->n * p->out_h * p->out_w;
+    const bool vec = sizeof(T) == 1 && p->c % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 4 == 0 &&
+                     reinterpret_cast<uintptr_t>(y) % 4 == 0;
+    const int64_t count = pixels * (vec ? p->c / 4 : p->c);
+    const int64_t blocks64 = (count + kPoolThreads - 1) / kPoolThreads;
+    const int blocks = static_cast<int>(blocks64 < kMaxPoolBlocks ? blocks64 : kMaxPoolBlocks);
+    const T* xs = static_cast<const T*>(x);
+    T* ys = static_cast<T*>(y);
+    if (vec) {
+        max_pool_nhwc_kernel<E, 4><<<blocks, kPoolThreads, 0, stream>>>(xs, ys, *p, count);
+    } else {
+        max_pool_nhwc_kernel<E, 1><<<blocks, kPoolThreads, 0, stream>>>(xs, ys, *p, count);
+    }
+    return check_launch("fp8ort_max_pool_nhwc");
+}
+
+}  // namespace
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" fp8ort_status fp8ort_max_pool_nhwc(const void* x, void* y, fp8ort_dtype type, const fp8ort_max_pool_params* p,
+                                              void* stream) {
+    const char* me = "fp8ort_max_pool_nhwc";
+    if (!p) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
+    if (p->n < 0 || p->c < 0 || p->in_h < 0 || p->in_w < 0 || p->out_h < 0 || p->out_w < 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
+    if (p->kernel_h < 1 || p->kernel_w < 1 || p->stride_h < 1 || p->stride_w < 1 || p->dilation_h < 1 ||
+        p->dilation_w < 1)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: kernel, strides and dilations must be >= 1", me);
+    if (p->pad_top < 0 || p->pad_left < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative padding", me);
+    if (p->n * p->out_h * p->out_w * p->c == 0) return ok();
+    if (!x || !y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x and y must be device pointers, got NULL", me);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (type) {
+        case FP8ORT_FLOAT: st = launch_max_pool<F32Elem>(x, y, p, s); break;
+        case FP8ORT_FLOAT16: st = launch_max_pool<F16Elem>(x, y, p, s); break;
+        case FP8ORT_E4M3FN: st = launch_max_pool<Fp8Elem<FP8ORT_E4M3FN>>(x, y, p, s); break;
+        case FP8ORT_E4M3FNUZ: st = launch_max_pool<Fp8Elem<FP8ORT_E4M3FNUZ>>(x, y, p, s); break;
+        case FP8ORT_E5M2: st = launch_max_pool<Fp8Elem<FP8ORT_E5M2>>(x, y, p, s); break;
+        case FP8ORT_E5M2FNUZ: st = launch_max_pool<Fp8Elem<FP8ORT_E5M2FNUZ>>(x, y, p, s); break;
+        default:
+            return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not FP8, float32 or float16", me, dtype_name(type));
+    }
+    return st == FP8ORT_OK ? ok() : st;
+}
