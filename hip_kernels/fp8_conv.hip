@@ -77,9 +77,10 @@ __device__ __forceinline__ void load_decode(const uint8_t* p, float (&out)[V]) {
     }
 }
 
-// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time.
+// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time. A call
+// on AMD, as epilogue_rows: one copy per (Y, V) instead of one per kernel and output type.
 template <int Y, int V>
-__device__ __forceinline__ void depthwise_store(const epilogue_args& p, const epilogue_scalars& sc,
+__device__ FP8ORT_INLINE_ON_NVIDIA void depthwise_store(const epilogue_args& p, const epilogue_scalars& sc,
                                                 const float (&acc)[V], int64_t row, int col, bool vec_y, bool vec_z) {
 #pragma unroll
     for (int q = 0; q < V / 4; ++q) {
