@@ -9,6 +9,7 @@ namespace fp8ort {
 namespace {
 
 constexpr int kDepthwiseThreads = 256;
+constexpr int64_t kMaxDepthwiseBlocks = 65536;  // grid-stride loops beyond
 
 using conv_source = conv_source_t<kChunksPerThread>;
 
@@ -27,11 +28,133 @@ __global__ void pack_conv_weight_kernel(const uint8_t* __restrict__ w, int64_t m
     }
 }
 
-// Depthwise: one thread per output element, exact FP8 products summed in float32.
+// Depthwise (in_c == out_c == group): ONNX [C, 1, kH, kW] -> [kH, kW, C], channel-contiguous for depthwise_kernel.
+__global__ void pack_depthwise_weight_kernel(const uint8_t* __restrict__ w, int64_t c, int64_t taps,
+                                             uint8_t* __restrict__ out) {
+    const int64_t total = c * taps;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+        const int64_t ch = i % c;
+        out[i] = w[ch * taps + i / c];
+    }
+}
+
+// ---- Depthwise (in_c == out_c == group) ----
+// Each output sums its exact products in float32 in (ky, kx) order, skipping taps outside the input.
+// One thread owns V consecutive channels of one output pixel (V = 8 or 4 when C % V == 0 and X, W are V-byte
+// aligned, else 1): per tap one V-byte load each of X and of the [kH, kW, C] weight (a warp reads consecutive
+// bytes of both) and V decodes (decode4_fp8), 32-bit offsets and three magic-number divisions per V outputs, where
+// one thread per output spent four int64 divisions per output and int64 math, two byte loads and two
+// branchy decodes per tap. Shapes whose X, Y or W reach 2^31 elements take depthwise_wide_kernel.
+struct depthwise_geometry {
+    int in_h, in_w, in_c, kernel_h, kernel_w;
+    int stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+    int out_h, out_w;
+    uint32_t items;                         // batch * out_h * out_w * (in_c / V) work items, < 2^31
+    fast_div by_groups, by_out_w, by_out_h;  // channel groups of V per pixel, out_w, out_h
+};
+
+// V consecutive FP8 codes at p (V-byte aligned for V > 1), decoded.
+template <fp8ort_fp8_format F, int V>
+__device__ __forceinline__ void load_decode(const uint8_t* p, float (&out)[V]) {
+    if constexpr (V == 1) {
+        out[0] = decode_fp8<F>(*p);
+    } else {
+        uint32_t words[V / 4];
+        if constexpr (V == 8) {
+            const uint2 u = *reinterpret_cast<const uint2*>(p);
+            words[0] = u.x, words[1] = u.y;
+        } else {
+            words[0] = *reinterpret_cast<const uint32_t*>(p);
+        }
+#pragma unroll
+        for (int q = 0; q < V / 4; ++q) {
+            float d[4];
+            decode4_fp8<F>(words[q], d);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) out[4 * q + e] = d[e];
+        }
+    }
+}
+
+// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time. A call
+// on AMD, as epilogue_rows: one copy per (Y, V) instead of one per kernel and output type.
+template <int Y, int V>
+__device__ FP8ORT_INLINE_ON_NVIDIA void depthwise_store(const epilogue_args& p, const epilogue_scalars& sc,
+                                                const float (&acc)[V], int64_t row, int col, bool vec_y, bool vec_z) {
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q) {
+        column_consts cc[4];
+        float v[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            cc[e] = load_column(p, col + 4 * q + e);
+            v[e] = acc[4 * q + e];
+        }
+        epilogue_quad<Y>(p, sc, cc, v, row * p.ld + col + 4 * q, 4, vec_y, vec_z);
+    }
+}
+
+template <fp8ort_fp8_format F, int V>
+__global__ void __launch_bounds__(kDepthwiseThreads)
+    depthwise_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, depthwise_geometry g,
+                     epilogue_args ep) {
+    epilogue_scalars sc{};
+    bool vec_y = false, vec_z = false;
+    if constexpr (V > 1) {
+        sc = load_scalars(ep);
+        vec_y = reinterpret_cast<uintptr_t>(ep.y) % 16 == 0;  // ld = C and col are multiples of 4
+        vec_z = ep.z && reinterpret_cast<uintptr_t>(ep.z) % 16 == 0;
+    }
+    const uint32_t step = gridDim.x * blockDim.x;  // items + step < 2^32
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.items; i += step) {
+        const uint32_t pixel = g.by_groups.div(i);  // image * out_h * out_w + oy * out_w + ox
+        const int c = static_cast<int>(i - pixel * g.by_groups.d) * V;
+        const uint32_t image_row = g.by_out_w.div(pixel);
+        const int ox = static_cast<int>(pixel - image_row * g.out_w);
+        const uint32_t image = g.by_out_h.div(image_row);
+        const int oy = static_cast<int>(image_row - image * g.out_h);
+        const int iy0 = oy * g.stride_h - g.pad_top, ix0 = ox * g.stride_w - g.pad_left;
+        float acc[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[e] = 0.0f;
+        for (int ky = 0; ky < g.kernel_h; ++ky) {
+            const int iy = iy0 + ky * g.dilation_h;
+            if (iy < 0 || iy >= g.in_h) continue;
+            // X has < 2^31 elements: 32-bit offsets
+            const uint8_t* x_row = x + (image * g.in_h + iy) * static_cast<uint32_t>(g.in_w) * g.in_c + c;
+            const uint8_t* w_row = w + static_cast<uint32_t>(ky * g.kernel_w) * g.in_c + c;
+            for (int kx = 0; kx < g.kernel_w; ++kx) {
+                const int ix = ix0 + kx * g.dilation_w;
+                if (ix < 0 || ix >= g.in_w) continue;
+                float a[V], b[V];
+                load_decode<F, V>(x_row + static_cast<uint32_t>(ix) * g.in_c, a);
+                load_decode<F, V>(w_row + static_cast<uint32_t>(kx) * g.in_c, b);
+#pragma unroll
+                for (int e = 0; e < V; ++e) acc[e] = fp8ort_add_rn(acc[e], fp8ort_mul_rn(a[e], b[e]));  // exact product
+            }
+        }
+        if constexpr (V == 1) {
+            epilogue_store(ep, load_column(ep, c), acc[0], pixel, c);
+        } else {
+            switch (ep.y_type) {
+                case FP8ORT_FLOAT: depthwise_store<FP8ORT_FLOAT, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_FLOAT16: depthwise_store<FP8ORT_FLOAT16, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_BFLOAT16: depthwise_store<FP8ORT_BFLOAT16, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_E4M3FN: depthwise_store<FP8ORT_E4M3FN, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_E5M2: depthwise_store<FP8ORT_E5M2, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_E4M3FNUZ: depthwise_store<FP8ORT_E4M3FNUZ, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                default: depthwise_store<FP8ORT_E5M2FNUZ, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+            }
+        }
+    }
+}
+
+// Depthwise for X, Y or W of 2^31 elements or more: one thread per output element, 64-bit indices.
 template <fp8ort_fp8_format F>
 __global__ void __launch_bounds__(kDepthwiseThreads)
-    depthwise_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, fp8ort_conv_shape s, int64_t out_h,
-                     int64_t out_w, epilogue_args ep) {
+    depthwise_wide_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, fp8ort_conv_shape s,
+                          int64_t out_h, int64_t out_w, epilogue_args ep) {
     const int64_t total = s.batch * out_h * out_w * s.out_c;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -48,12 +171,54 @@ __global__ void __launch_bounds__(kDepthwiseThreads)
                 const int64_t ix = ox * s.stride_w - s.pad_left + kx * s.dilation_w;
                 if (ix < 0 || ix >= s.in_w) continue;
                 const float a = decode_fp8<F>(x[((img * s.in_h + iy) * s.in_w + ix) * s.in_c + ch]);
-                const float b = decode_fp8<F>(w[(ch * s.kernel_h + ky) * s.kernel_w + kx]);
+                const float b = decode_fp8<F>(w[(ky * s.kernel_w + kx) * s.in_c + ch]);
                 acc = fp8ort_add_rn(acc, fp8ort_mul_rn(a, b));  // the product is exact
             }
         }
         epilogue_store(ep, load_column(ep, ch), acc, row, ch);
     }
+}
+
+template <fp8ort_fp8_format F, int V>
+fp8ort_status launch_depthwise_vec(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
+                                   int64_t ow, const epilogue_args& ep, hipStream_t stream) {
+    depthwise_geometry g;
+    g.in_h = static_cast<int>(s.in_h), g.in_w = static_cast<int>(s.in_w), g.in_c = static_cast<int>(s.in_c);
+    g.kernel_h = static_cast<int>(s.kernel_h), g.kernel_w = static_cast<int>(s.kernel_w);
+    g.stride_h = static_cast<int>(s.stride_h), g.stride_w = static_cast<int>(s.stride_w);
+    g.pad_top = static_cast<int>(s.pad_top), g.pad_left = static_cast<int>(s.pad_left);
+    g.dilation_h = static_cast<int>(s.dilation_h), g.dilation_w = static_cast<int>(s.dilation_w);
+    g.out_h = static_cast<int>(oh), g.out_w = static_cast<int>(ow);
+    const int64_t items = s.batch * oh * ow * (s.in_c / V);
+    g.items = static_cast<uint32_t>(items);
+    g.by_groups = fast_div::make(static_cast<uint32_t>(s.in_c / V));
+    g.by_out_w = fast_div::make(static_cast<uint32_t>(ow));
+    g.by_out_h = fast_div::make(static_cast<uint32_t>(oh));
+    const int64_t blocks = (items + kDepthwiseThreads - 1) / kDepthwiseThreads;
+    depthwise_kernel<F, V><<<static_cast<unsigned>(blocks < kMaxDepthwiseBlocks ? blocks : kMaxDepthwiseBlocks),
+                             kDepthwiseThreads, 0, stream>>>(x, w, g, ep);
+    return check_launch("fp8ort_conv_nhwc (depthwise)");
+}
+
+// Depthwise: the vectorized kernel where the sizes allow 32-bit indices, else the 64-bit one.
+template <fp8ort_fp8_format F>
+fp8ort_status launch_depthwise(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
+                               int64_t ow, const epilogue_args& ep, hipStream_t stream) {
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * ow * s.out_c < kLimit &&
+        s.kernel_h * s.kernel_w * s.in_c < kLimit) {
+        const auto aligned = [&](int v) {
+            return s.in_c % v == 0 && reinterpret_cast<uintptr_t>(x) % v == 0 && reinterpret_cast<uintptr_t>(w) % v == 0;
+        };
+        if (aligned(8)) return launch_depthwise_vec<F, 8>(x, w, s, oh, ow, ep, stream);
+        if (aligned(4)) return launch_depthwise_vec<F, 4>(x, w, s, oh, ow, ep, stream);
+        return launch_depthwise_vec<F, 1>(x, w, s, oh, ow, ep, stream);
+    }
+    const int64_t total = s.batch * oh * ow * s.out_c;
+    const int64_t blocks = (total + kDepthwiseThreads - 1) / kDepthwiseThreads;
+    depthwise_wide_kernel<F><<<static_cast<unsigned>(blocks < kMaxDepthwiseBlocks ? blocks : kMaxDepthwiseBlocks),
+                               kDepthwiseThreads, 0, stream>>>(x, w, s, oh, ow, ep);
+    return check_launch("fp8ort_conv_nhwc (depthwise)");
 }
 
 fp8ort_status check_shape(const char* op, const fp8ort_conv_shape* s) {
@@ -87,13 +252,7 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
                           const sm90_split& split, hipStream_t stream) {
     const int64_t oh = fp8ort_conv_out_h(&s), ow = fp8ort_conv_out_w(&s);
     const int64_t cg = s.in_c / s.group, mg = s.out_c / s.group;
-    if (cg == 1 && mg == 1) {
-        const int64_t total = s.batch * oh * ow * s.out_c;
-        const int64_t blocks = (total + kDepthwiseThreads - 1) / kDepthwiseThreads;
-        depthwise_kernel<F><<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kDepthwiseThreads, 0, stream>>>(
-            x, w, s, oh, ow, ep);
-        return check_launch("fp8ort_conv_nhwc (depthwise)");
-    }
+    if (cg == 1 && mg == 1) return launch_depthwise<F>(x, w, s, oh, ow, ep, stream);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
         return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(gemm_kernel_override(), s), ep, split, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
@@ -118,6 +277,9 @@ extern "C" size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s) {
     return static_cast<size_t>(s->out_c * (s->in_c / s->group) * s->kernel_h * s->kernel_w);
 }
 
+// One input and one output channel per group: the depthwise kernel and its [kH, kW, C] packed weight.
+static bool is_depthwise(const fp8ort_conv_shape* s) { return s->in_c == s->group && s->out_c == s->group; }
+
 static bool is_pointwise(const fp8ort_conv_shape* s) {
     return s->kernel_h == 1 && s->kernel_w == 1 && s->stride_h == 1 && s->stride_w == 1 && s->group == 1 &&
            s->pad_top == 0 && s->pad_left == 0 && s->pad_bottom == 0 && s->pad_right == 0;
@@ -125,7 +287,7 @@ static bool is_pointwise(const fp8ort_conv_shape* s) {
 
 extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_kernel_name", s) != FP8ORT_OK) return "invalid";
-    if (s->in_c == s->group && s->out_c == s->group) return "depthwise";
+    if (is_depthwise(s)) return "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
         return sm90_conv_variant(gemm_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
@@ -144,9 +306,15 @@ static fp8ort_status pack_weight(const char* op, const void* w, const fp8ort_con
     const int64_t cg_out = s->in_c / s->group;
     const int64_t total = static_cast<int64_t>(fp8ort_conv_packed_bytes(s));
     const int64_t blocks = (total + 255) / 256;
-    pack_conv_weight_kernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0, as_stream(stream)>>>(
-        static_cast<const uint8_t*>(w), s->out_c, w_in_c / s->group, s->kernel_h, s->kernel_w, cg_out,
-        static_cast<uint8_t*>(packed));
+    const unsigned grid = static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
+    if (is_depthwise(s)) {  // w_in_c == in_c here: the padded packing needs group 1, so in_c == 1
+        pack_depthwise_weight_kernel<<<grid, 256, 0, as_stream(stream)>>>(
+            static_cast<const uint8_t*>(w), s->out_c, s->kernel_h * s->kernel_w, static_cast<uint8_t*>(packed));
+    } else {
+        pack_conv_weight_kernel<<<grid, 256, 0, as_stream(stream)>>>(static_cast<const uint8_t*>(w), s->out_c,
+                                                                    w_in_c / s->group, s->kernel_h, s->kernel_w,
+                                                                    cg_out, static_cast<uint8_t*>(packed));
+    }
     FP8ORT_TRY(check_launch(op));
     return ok();
 }

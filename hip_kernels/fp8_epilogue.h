@@ -214,6 +214,53 @@ __device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_div
     return q;
 }
 
+// The epilogue of 4 consecutive columns of one output row at element offset idx for output type Y (an fp8ort_dtype
+// value): v holds the accumulators of the columns, cc their constants; only `count` columns exist, `vec_y` /
+// `vec_z`: Y / Z are accessed 4 elements at a time (idx % 4 == 0, 16-byte aligned base pointers).
+template <int Y>
+__device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epilogue_scalars& sc,
+                                              const column_consts (&cc)[4], float (&v)[4], int64_t idx, int count,
+                                              bool vec_y, bool vec_z) {
+    float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (p.z) load_z4(p, sc, idx, count, vec_z, z);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v[e] = epilogue_value(p, cc[e], v[e], z[e]);
+    if constexpr (Y == FP8ORT_FLOAT) {
+        float* out = static_cast<float*>(p.y) + idx;
+        if (vec_y) {
+            *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                if (e < count) out[e] = v[e];
+        }
+    } else if constexpr (Y == FP8ORT_FLOAT16 || Y == FP8ORT_BFLOAT16) {
+        uint16_t h[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            h[e] = Y == FP8ORT_FLOAT16 ? fp8ort_float_to_half_bits(v[e]) : fp8ort_float_to_bf16_bits(v[e]);
+        uint16_t* out = static_cast<uint16_t*>(p.y) + idx;
+        if (vec_y) {
+            *reinterpret_cast<uint2*>(out) = make_uint2(h[0] | (static_cast<uint32_t>(h[1]) << 16),
+                                                        h[2] | (static_cast<uint32_t>(h[3]) << 16));
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                if (e < count) out[e] = h[e];
+        }
+    } else {
+        const uint32_t q = quantize4<static_cast<fp8ort_fp8_format>(Y)>(v, sc.y_scale);
+        uint8_t* out = static_cast<uint8_t*>(p.y) + idx;
+        if (vec_y) {
+            *reinterpret_cast<uint32_t*>(out) = q;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                if (e < count) out[e] = static_cast<uint8_t>(q >> (8 * e));
+        }
+    }
+}
+
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
 // parallelism: the epilogue runs with few warps per multiprocessor.
 template <int Y>
@@ -227,44 +274,7 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
     for (int r = r_begin; r < r_end; r += r_step, idx += idx_step) {
         const float4 a4 = *reinterpret_cast<const float4*>(s + r * ld_s + c);
         float v[4] = {a4.x, a4.y, a4.z, a4.w};
-        float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        if (p.z) load_z4(p, sc, idx, count, vec_z, z);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] = epilogue_value(p, cc[e], v[e], z[e]);
-        if constexpr (Y == FP8ORT_FLOAT) {
-            float* out = static_cast<float*>(p.y) + idx;
-            if (vec_y) {
-                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (e < count) out[e] = v[e];
-            }
-        } else if constexpr (Y == FP8ORT_FLOAT16 || Y == FP8ORT_BFLOAT16) {
-            uint16_t h[4];
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                h[e] = Y == FP8ORT_FLOAT16 ? fp8ort_float_to_half_bits(v[e]) : fp8ort_float_to_bf16_bits(v[e]);
-            uint16_t* out = static_cast<uint16_t*>(p.y) + idx;
-            if (vec_y) {
-                *reinterpret_cast<uint2*>(out) = make_uint2(h[0] | (static_cast<uint32_t>(h[1]) << 16),
-                                                            h[2] | (static_cast<uint32_t>(h[3]) << 16));
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (e < count) out[e] = h[e];
-            }
-        } else {
-            const uint32_t q = quantize4<static_cast<fp8ort_fp8_format>(Y)>(v, sc.y_scale);
-            uint8_t* out = static_cast<uint8_t*>(p.y) + idx;
-            if (vec_y) {
-                *reinterpret_cast<uint32_t*>(out) = q;
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (e < count) out[e] = static_cast<uint8_t>(q >> (8 * e));
-            }
-        }
+        epilogue_quad<Y>(p, sc, cc, v, idx, count, vec_y, vec_z);
     }
 }
 

@@ -166,7 +166,8 @@ typedef struct fp8ort_conv_shape {
 FP8ORT_GPU_API int64_t fp8ort_conv_out_h(const fp8ort_conv_shape* s);
 FP8ORT_GPU_API int64_t fp8ort_conv_out_w(const fp8ort_conv_shape* s);
 FP8ORT_GPU_API size_t fp8ort_conv_packed_bytes(const fp8ort_conv_shape* s);
-/* ONNX weight [M, C/g, kH, kW] -> packed [M, kH, kW, C/g]. */
+/* ONNX weight [M, C/g, kH, kW] -> packed [M, kH, kW, C/g]; depthwise (in_c == out_c == group): [kH, kW, M]. Same
+ * size either way (fp8ort_conv_packed_bytes). */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort_conv_shape* s, void* packed,
                                                      void* stream);
 /* As fp8ort_conv_pack_weight for shape s (group 1), from a weight [M, w_in_c, kH, kW] with w_in_c <= s->in_c

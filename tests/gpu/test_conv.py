@@ -40,6 +40,14 @@ CASES = [
     (4, 30, 30, 64, 64, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (1, 12, 12, 272, 136, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (1, 7, 7, 512, 512, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),  # ResNet-50's last 3x3 at batch 1: split K on sm90a
+    # depthwise (group == c == m): 8 channels per thread (c % 8 == 0), 4 (c % 4 == 0), 1 (the rest)
+    (2, 10, 9, 24, 24, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 24),
+    (1, 11, 9, 40, 40, 5, 5, (2, 2), (2, 1, 1, 2), (1, 1), 40),
+    (3, 8, 7, 20, 20, 3, 3, (1, 2), (0, 1, 2, 1), (2, 2), 20),
+    (2, 7, 6, 3, 3, 3, 3, (2, 1), (1, 0, 1, 1), (1, 1), 3),
+    (1, 9, 10, 96, 96, 3, 3, (2, 2), (0, 0, 1, 1), (1, 1), 96),  # TF "SAME" padding of a stride-2 layer
+    (2, 6, 5, 1, 1, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (2, 28, 28, 144, 144, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 144),
 ]
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
@@ -57,6 +65,8 @@ EPILOGUES = [
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
 @pytest.mark.parametrize("kernel", [0, 1, 4, 5], ids=["auto", "portable", "sm90a_1block", "sm90a_2blocks"])
 def test_conv(gpu, case, epi_cfg, kernel):
+    if kernel and is_depthwise(case):
+        pytest.skip("the kernel override does not apply to depthwise convolutions")
     result = run_conv(gpu, case, epi_cfg, kernel)
     if result is not None:
         got, want, name, abs_sum = result
@@ -65,12 +75,39 @@ def test_conv(gpu, case, epi_cfg, kernel):
         )
 
 
-def run_conv(gpu, case, epi_cfg, kernel, activation=None):
+def is_depthwise(case) -> bool:
+    """One input and one output channel per group: the depthwise kernel."""
+    c, m, group = case[3], case[4], case[10]
+    return c == m == group
+
+
+def depthwise_sum_f32(xq: np.ndarray, wq: np.ndarray, strides, pads, dil) -> np.ndarray:
+    """The depthwise kernel's sums, NHWC float32: per output the exact FP8 products added in float32 in (ky, kx)
+    order, taps outside the input skipped (the reference sums in float64 instead)."""
+    n, h, w, c = xq.shape
+    kh, kw = wq.shape[2:]
+    oh = ref.conv_output_size(h, kh, strides[0], pads[0], pads[2], dil[0])
+    ow = ref.conv_output_size(w, kw, strides[1], pads[1], pads[3], dil[1])
+    xf, wf = xq.astype(np.float32), wq.astype(np.float32).reshape(c, kh, kw)
+    oy, ox = np.arange(oh) * strides[0] - pads[0], np.arange(ow) * strides[1] - pads[1]
+    acc = np.zeros((n, oh, ow, c), np.float32)
+    for ky in range(kh):
+        iy = oy + ky * dil[0]
+        for kx in range(kw):
+            ix = ox + kx * dil[1]
+            inside = ((iy >= 0) & (iy < h))[:, None] & ((ix >= 0) & (ix < w))[None, :]
+            taps = xf[:, np.clip(iy, 0, h - 1)][:, :, np.clip(ix, 0, w - 1)]
+            acc = np.where(inside[None, :, :, None], acc + taps * wf[:, ky, kx], acc)
+    return acc
+
+
+def run_conv(gpu, case, epi_cfg, kernel, activation=None, fmt=nx.E4M3FN, x_offset=0, y_offset=0, f32_sums=False):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
-    with scales and bias that put the pre-activation around its kinks."""
+    with scales and bias that put the pre-activation around its kinks. ``x_offset`` / ``y_offset``: X and Y start
+    that many elements past an aligned address. ``f32_sums`` (depthwise): ``want`` from depthwise_sum_f32, the
+    kernel's own order of float32 additions, so that got must equal it bit for bit."""
     lib, rt = gpu
-    fmt = nx.E4M3FN
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
     shape = ConvShape(
@@ -124,28 +161,42 @@ def run_conv(gpu, case, epi_cfg, kernel, activation=None):
         activation=activation,
         bias_values=bias_values,
     )
-    want = ref.fp8_conv(
-        x,
-        wq,
-        np.float32(x_scale),
-        epi.w_scale,
-        epi.bias,
-        strides=strides,
-        pads=pads,
-        dilations=dil,
-        group=group,
-        layout="NHWC",
-        **epi.reference_kwargs(),
-    )
+    if f32_sums:
+        assert is_depthwise(case)
+        acc = depthwise_sum_f32(nx.quantize(x, np.float32(x_scale), fmt), wq, strides, pads, dil)
+        kw = epi.reference_kwargs()
+        z = kw.pop("Z")
+        want = ref._epilogue(  # the reference's epilogue on the kernel's float32 sums
+            acc.transpose(0, 3, 1, 2).astype(np.float64),
+            ref._channel_scale(np.float32(x_scale), epi.w_scale, m),
+            1,
+            epi.bias,
+            None if z is None else z.transpose(0, 3, 1, 2),
+            **kw,
+        ).transpose(0, 2, 3, 1)
+    else:
+        want = ref.fp8_conv(
+            x,
+            wq,
+            np.float32(x_scale),
+            epi.w_scale,
+            epi.bias,
+            strides=strides,
+            pads=pads,
+            dilations=dil,
+            group=group,
+            layout="NHWC",
+            **epi.reference_kwargs(),
+        )
 
     d_x32 = rt.to_device(x)
-    d_x8 = rt.poisoned(x.size)
+    d_x8 = rt.poisoned(x.size + x_offset) + x_offset
     assert lib.fp8ort_quantize(d_x32, F32, epi.struct.x_scale, d_x8, fmt.onnx_type, x.size, 1, None) == 0
     d_packed = rt.poisoned(lib.fp8ort_conv_packed_bytes(shape))
     st = lib.fp8ort_conv_pack_weight(rt.to_device(wq.view(np.uint8)), shape, d_packed, None)
     assert st == 0, lib.fp8ort_gpu_last_error()
     out_t = np_dtype(y_type)
-    d_y = rt.poisoned(batch * oh * ow * m * out_t.itemsize)
+    d_y = rt.poisoned((batch * oh * ow * m + y_offset) * out_t.itemsize) + y_offset * out_t.itemsize
     lib.fp8ort_gemm_set_kernel_override(kernel)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
@@ -189,8 +240,34 @@ def run_conv(gpu, case, epi_cfg, kernel, activation=None):
     return got, want, name, abs_sum
 
 
+# Depthwise bit for bit: (format, X offset, Y offset) in elements; offsets make the kernel take 4 channels per thread
+# (X 4 bytes past 8-byte alignment) or 1 (X 1 byte past), and Y scalar stores.
+DEPTHWISE_VARIANTS = [
+    (nx.E4M3FN, 0, 0),
+    (nx.E4M3FN, 4, 0),
+    (nx.E4M3FN, 1, 1),
+    (nx.E5M2, 0, 0),
+    (nx.E4M3FNUZ, 0, 1),
+    (nx.E5M2FNUZ, 4, 0),
+]
+
+
+@pytest.mark.parametrize("variant", DEPTHWISE_VARIANTS, ids=lambda v: f"{v[0].name}_x{v[1]}_y{v[2]}")
+@pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
+def test_depthwise_bits(gpu, epi_cfg, variant):
+    fmt, x_offset, y_offset = variant
+    for case in [c for c in CASES if is_depthwise(c)]:
+        got, want, name, _ = run_conv(
+            gpu, case, epi_cfg, 0, fmt=fmt, x_offset=x_offset, y_offset=y_offset, f32_sums=True
+        )
+        assert name == "depthwise"
+        bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
+        assert bad.size == 0, f"{case} {fmt.name} {epi_cfg}: {bad.size} bytes differ, first at byte {bad[0]}"
+
+
 # Fused activations through the convolution kernels: a 3x3, a depthwise and a split-K shape (on sm90a).
-ACTIVATION_CASES = [CASES[0], CASES[3], CASES[-1]]
+SPLIT_K_CASE = next(c for c in CASES if c[:5] == (1, 7, 7, 512, 512))
+ACTIVATION_CASES = [CASES[0], CASES[3], SPLIT_K_CASE]
 ACTIVATION_EPILOGUES = [
     (True, True, None, False, False, F32),
     (True, True, E4M3, True, False, E4M3),
