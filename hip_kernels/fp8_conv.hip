@@ -254,7 +254,7 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
     const int64_t cg = s.in_c / s.group, mg = s.out_c / s.group;
     if (cg == 1 && mg == 1) return launch_depthwise<F>(x, w, s, oh, ow, ep, stream);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
-        return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(gemm_kernel_override(), s), ep, split, stream);
+        return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(conv_kernel_override(), s), ep, split, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
     const conv_source src = make_conv_source<kChunksPerThread>(x, s, oh, ow);
     const bool vec_a = cg % 16 == 0 && s.in_c % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
@@ -290,7 +290,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
     if (is_depthwise(s)) return "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
-        return sm90_conv_variant(gemm_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
+        return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
                                                                                       : "wgmma_sm90a";
 #if defined(FP8ORT_CUDA)
     return "mma_sync";
@@ -344,7 +344,7 @@ static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
     if (gemm_kernel_override() == 1 || !device_is_sm90() || !sm90_conv_can_run(format, s, x, w) || s.batch <= 0)
         return 1;
     return sm90_conv_splits(s, fp8ort_conv_out_h(&s), fp8ort_conv_out_w(&s),
-                            sm90_conv_variant(gemm_kernel_override(), s));
+                            sm90_conv_variant(conv_kernel_override(), s));
 }
 
 extern "C" size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
