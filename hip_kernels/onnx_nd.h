@@ -77,6 +77,7 @@ template <> struct unit_of<1> { using type = uint8_t; };
 template <> struct unit_of<2> { using type = uint16_t; };
 template <> struct unit_of<4> { using type = uint32_t; };
 template <> struct unit_of<8> { using type = unsigned long long; };
+template <> struct unit_of<16> { using type = uint4; };
 
 inline bool valid_elem_size(int64_t s) { return s == 1 || s == 2 || s == 4 || s == 8; }
 

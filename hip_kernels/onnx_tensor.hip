@@ -230,6 +230,29 @@ __global__ void write_values_kernel(long long* __restrict__ dst, int64_values va
 
 bool mul_overflows(int64_t a, int64_t b) { return a != 0 && b > INT64_MAX / a; }
 
+// The copy in units of `unit` bytes (16 or 8) where the walk's last dimension is a contiguous run in the source
+// whose length, every other source stride, the source offset and both pointers are multiples of it (e.g. an
+// attention head transpose [B, S, H, 64] -> [B, H, S, 64] moves 256-byte runs): one N-d walk per unit instead of per
+// element. Returns the unit (elem_size when nothing widens) and the walk in those units.
+int64_t widen_walk(const fp8ort_nd& nd, int64_t elem_size, const void* src, const void* dst, fp8ort_nd* out) {
+    *out = nd;
+    if (nd.rank < 1 || nd.strides[0][nd.rank - 1] != 1) return elem_size;
+    const int last = nd.rank - 1;
+    for (int64_t unit : {int64_t{16}, int64_t{8}}) {
+        if (unit <= elem_size) break;
+        const int64_t per = unit / elem_size;
+        bool ok = nd.dims[last] % per == 0 && nd.offsets[0] % per == 0 &&
+                  (reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) % unit == 0;
+        for (int d = 0; ok && d < last; ++d) ok = nd.strides[0][d] % per == 0;
+        if (!ok) continue;
+        out->dims[last] = nd.dims[last] / per;
+        out->offsets[0] = nd.offsets[0] / per;
+        for (int d = 0; d < last; ++d) out->strides[0][d] = nd.strides[0][d] / per;
+        return unit;
+    }
+    return elem_size;
+}
+
 }  // namespace
 }  // namespace onnx
 }  // namespace fp8ort
@@ -247,12 +270,16 @@ extern "C" fp8ort_status fp8ort_onnx_strided_copy(const void* src, void* dst, in
     if (count == 0) return ok();
     if (!src || !dst) return fail(FP8ORT_INVALID_ARGUMENT, "%s: src and dst must be device pointers, got NULL", name);
     const hipStream_t s = as_stream(stream);
+    fp8ort_nd wide;
+    const int64_t unit = widen_walk(*nd, elem_size, src, dst, &wide);
+    const int64_t units = count / (unit / elem_size > 0 ? unit / elem_size : 1);
     fp8ort_status st;
-    switch (elem_size) {
-        case 1: st = launch_strided_copy<1>(src, dst, *nd, count, s); break;
-        case 2: st = launch_strided_copy<2>(src, dst, *nd, count, s); break;
-        case 4: st = launch_strided_copy<4>(src, dst, *nd, count, s); break;
-        default: st = launch_strided_copy<8>(src, dst, *nd, count, s); break;
+    switch (unit) {
+        case 1: st = launch_strided_copy<1>(src, dst, wide, units, s); break;
+        case 2: st = launch_strided_copy<2>(src, dst, wide, units, s); break;
+        case 4: st = launch_strided_copy<4>(src, dst, wide, units, s); break;
+        case 8: st = launch_strided_copy<8>(src, dst, wide, units, s); break;
+        default: st = launch_strided_copy<16>(src, dst, wide, units, s); break;
     }
     return st == FP8ORT_OK ? ok() : st;
 }

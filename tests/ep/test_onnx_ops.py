@@ -484,6 +484,11 @@ CASES: list[Case] = [
     Case("div_per_pixel", "Div", [R((2, 4, 4, 16)), R((2, 4, 4, 1), lo=0.5, hi=2.0)]),
     Case("sub_se_odd_channels", "Sub", [R((2, 5, 6, 22)), R((2, 1, 1, 22))]),
     Case("pow_rows", "Pow", [R((2, 3, 32), lo=0.1, hi=2.0), R((1, 3, 32), lo=-2, hi=2)], rtol=1e-5),
+    # contiguous runs moved as 16- or 8-byte units (attention head transposes, row slices)
+    Case("transpose_heads", "Transpose", [R((2, 9, 4, 64))], {"perm": [0, 2, 1, 3]}),
+    Case("transpose_heads_f16", "Transpose", [R((2, 9, 4, 24), F16)], {"perm": [0, 2, 1, 3]}),
+    Case("transpose_runs_of_6", "Transpose", [R((3, 5, 7, 6))], {"perm": [2, 0, 1, 3]}),
+    Case("slice_rows", "Slice", [R((6, 10, 32)), ints(1, 2), ints(5, 9), ints(0, 1)]),
     # one short edge (an RGB image between layouts): the GPU's one-thread-per-line transpose
     Case("transpose_rgb_to_nhwc", "Transpose", [R((3, 3, 50, 43))], {"perm": [0, 2, 3, 1]}),
     Case("transpose_rgb_to_nchw", "Transpose", [R((3, 50, 43, 3))], {"perm": [0, 3, 1, 2]}),

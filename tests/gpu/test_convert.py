@@ -181,3 +181,16 @@ def test_quantize_padded(gpu, fmt, c, c_out, src):
     assert st == 0, lib.fp8ort_gpu_last_error()
     got = rt.from_device(dy, (pixels, c_out), np.uint8)
     assert_bits_equal(got, want, want)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16], ids=["f32", "f16", "bf16"])
+def test_quantize_quads_and_tail(gpu, fmt, saturate, dtype):
+    """4 codes per thread plus a tail of count % 4 (1031 values: past the range, NaN, infinities, signed zeros)."""
+    rng = np.random.default_rng()
+    x = (rng.standard_normal(1031) * rng.choice([1e-3, 1.0, 500.0, 7e4], 1031)).astype(np.float32)
+    x[[0, 5, 1029, 1030]] = [np.nan, -np.inf, -0.0, np.inf]
+    x = x.astype(dtype)
+    scale = 0.61
+    assert_bits_equal(run_quantize(gpu, x, scale, fmt, saturate), expected_bits(x, scale, fmt, saturate), x)
