@@ -51,7 +51,7 @@ class Crash(Exception):
 
 def _seed_models() -> list[onnx.ModelProto]:
     """A quantized CNN (FP8Conv with activations and a residual, FP8MatMul) from the quantizer's test models, and
-    one-op models that use the optional inputs and attributes the CNN leaves out."""
+    one-op models that use the optional inputs and attributes the CNN leaves out (FP8MaxPool on FP8 data too)."""
     import onnx_ir as ir
 
     import fp8ort
@@ -107,7 +107,10 @@ def _seed_models() -> list[onnx.ModelProto]:
     dequant = ops.make_op_model(
         "FP8Dequantize", {"X": fp8((4, 5)), "scale": f32(0.1)}, output_dtype=onnx.TensorProto.FLOAT16
     )
-    return [cnn, conv, matmul, quant, dequant]
+    pool = ops.make_op_model(
+        "FP8MaxPool", {"X": fp8((1, 7, 7, 8))}, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1
+    )
+    return [cnn, conv, matmul, quant, dequant, pool]
 
 
 # ------------------------------------------------------------------------------------------------ worker

@@ -79,6 +79,16 @@ def _unary(op, x, scale, **attrs):
     return build
 
 
+def _pool(x_shape=(1, 6, 6, 4), x=None, **attrs):
+    def build(rng):
+        xv = rng.standard_normal(x_shape).astype(np.float32) if x is None else x(rng)
+        attrs.setdefault("kernel_shape", [3, 3])
+        model = ops.make_op_model("FP8MaxPool", {"X": xv}, **attrs)
+        return model, {"X": xv}
+
+    return build
+
+
 def _set(**values):
     return lambda inputs: inputs.update(values)
 
@@ -153,6 +163,16 @@ CASES: dict[str, Case] = {
     "matmul-rows-zero": Case(_matmul(a_shape=(0, 4)), [], out_shape=(0, 6)),
     "matmul-K-zero": Case(_matmul(a_shape=(3, 0), b_shape=(0, 6)), ["K=0", "K >= 1"]),
     "matmul-N-zero": Case(_matmul(b_shape=(4, 0), change=_set(b_scale=np.ones(1, np.float32))), [], out_shape=(3, 0)),
+    # FP8MaxPool
+    "maxpool-pads-overflow": Case(_pool(pads=[OVERFLOW, 0, OVERFLOW, 0]), ["FP8MaxPool", "pads"]),
+    "maxpool-strides-huge": Case(_pool(strides=[OVERFLOW, OVERFLOW]), ["FP8MaxPool", "strides"]),
+    "maxpool-dilations-overflow": Case(_pool(dilations=[OVERFLOW, 1]), ["FP8MaxPool", "dilations"]),
+    "maxpool-kernel-negative": Case(_pool(kernel_shape=[-3, 3]), ["FP8MaxPool", "kernel_shape"]),
+    "maxpool-batch-zero": Case(_pool(x_shape=(0, 6, 6, 4)), [], out_shape=(0, 4, 4, 4)),
+    "maxpool-channels-zero": Case(_pool(x_shape=(1, 6, 6, 0)), [], out_shape=(1, 4, 4, 0)),
+    "maxpool-fp8-nan-input": Case(
+        _pool(x=lambda r: np.full((1, 6, 6, 4), np.nan, np.float32).astype(nx.E4M3FN.dtype)), [], out_shape=(1, 4, 4, 4)
+    ),
     # FP8Quantize / FP8Dequantize
     "quantize-scale-inf": Case(_unary("FP8Quantize", _f32((5,)), np.float32(np.inf)), ["FP8Quantize", "scale"]),
     "quantize-scale-vector": Case(_unary("FP8Quantize", _f32((5,)), np.ones(2, np.float32)), ["scale", "scalar"]),
