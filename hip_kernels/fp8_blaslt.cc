@@ -21,7 +21,9 @@
 // descriptors are made per call (host objects).
 #include <dlfcn.h>
 
+#include <array>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -29,6 +31,7 @@
 
 #include "fp8_epilogue_apply.h"  // first: fp8_compat.h says which platform this is (FP8ORT_CUDA)
 #include "fp8_gemm_core.h"
+#include "nn_gemm_blaslt.h"
 #if defined(FP8ORT_CUDA)
 #include "fp8_blaslt_api.h"
 #else
@@ -80,6 +83,7 @@ struct lt_library {
     lt::abi::matmul_desc_set_attribute desc_set = nullptr;
     lt::abi::matrix_layout_create layout_create = nullptr;
     lt::abi::matrix_layout_destroy layout_destroy = nullptr;
+    lt::abi::matrix_layout_set_attribute layout_set = nullptr;  // NVIDIA only: the float route's strided batches
     lt::abi::preference_create pref_create = nullptr;
     lt::abi::preference_destroy pref_destroy = nullptr;
     lt::abi::preference_set_attribute pref_set = nullptr;
@@ -129,6 +133,7 @@ lt_library open_library() {
                      resolve(so, "Matmul", &lib.matmul, lib);
     if (!all) return lib;  // the handle stays open: harmless, and closing could unload a library ORT also uses
 #if defined(FP8ORT_CUDA)
+    if (!resolve(so, "MatrixLayoutSetAttribute", &lib.layout_set, lib)) return lib;
     lib.version = lib.get_version();
     snprintf(lib.label, sizeof(lib.label), "%s %zu", lt::kVendor, lib.version);
     if (lib.version < 120000) {
@@ -323,6 +328,267 @@ fp8ort_status run_matmul(const char* op, int dev, const problem& p, hipStream_t 
 }
 
 }  // namespace
+}  // namespace fp8ort
+
+// ---- the float MatMul/Gemm route (fp8ort_nn_gemm_run_ws): cuBLASLt, float32 compute ----
+//
+// Row-major Y[M, N] is column-major D[N, M] = B^T A^T: the library's A is our B seen as an [N, K] matrix, its B our
+// A seen as [K, M]. Each operand is one column-major layout, transposed or not, when one of its two strides is 1;
+// the batch walk must be one constant stride per operand (0 for a broadcast one). CUBLAS_COMPUTE_32F is plain
+// float32 (no TF32), as the SIMT kernel and ORT's CPU EP compute. C (Gemm) is copied into Y first and read in place.
+namespace fp8ort {
+
+float_gemm_backend nn_gemm_backend() {
+    static const float_gemm_backend backend = [] {
+        const char* v = std::getenv("FP8ORT_FLOAT_GEMM");
+        if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return float_gemm_backend::kAuto;
+        if (std::strcmp(v, "ours") == 0) return float_gemm_backend::kOurs;
+        if (std::strcmp(v, "blaslt") == 0) return float_gemm_backend::kBlasLt;
+        return float_gemm_backend::kInvalid;
+    }();
+    return backend;
+}
+
+#if defined(FP8ORT_CUDA)
+namespace {
+
+// Below this many multiply-adds the library's host-side set-up (descriptors, heuristic lookup) outweighs its
+// faster kernel; 2^22 is e.g. 128 x 128 x 256.
+constexpr double kFloatLtMinMacs = 4194304.0;
+
+// An operand as the library sees it: logical [rows, cols] column-major from a row stride and a column stride.
+struct lt_operand {
+    int32_t op;  // kOpN or kOpT
+    uint64_t rows, cols;  // of the stored matrix (before op)
+    int64_t ld;
+};
+
+// op(stored) is the logical [rows, cols] matrix X(r, c) = base[r * s_r + c * s_c]. False when neither stride is 1.
+bool as_lt_operand(int64_t rows, int64_t cols, int64_t s_r, int64_t s_c, lt_operand* out) {
+    if ((s_r == 1 || rows == 1) && (cols == 1 || s_c >= rows)) {  // stored column-major [rows, cols], ld s_c
+        *out = {lt::kOpN, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), cols == 1 ? rows : s_c};
+        return true;
+    }
+    if ((s_c == 1 || cols == 1) && (rows == 1 || s_r >= cols)) {  // stored column-major [cols, rows], transposed
+        *out = {lt::kOpT, static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), rows == 1 ? cols : s_r};
+        return true;
+    }
+    return false;
+}
+
+// The batch walk as one (count, a stride, b stride), or false when its dimensions do not merge.
+bool merge_batch(const fp8ort_nn_gemm& g, int64_t* a_stride, int64_t* b_stride) {
+    int64_t count = 1, sa = 0, sb = 0;
+    for (int d = g.batch_rank - 1; d >= 0; --d) {  // innermost first
+        const int64_t n = g.batch_dims[d];
+        if (n == 1) continue;
+        if (count == 1) {
+            sa = g.a_batch_strides[d];
+            sb = g.b_batch_strides[d];
+        } else if (g.a_batch_strides[d] != sa * count || g.b_batch_strides[d] != sb * count) {
+            return false;
+        }
+        count *= n;
+    }
+    *a_stride = sa;
+    *b_stride = sb;
+    return true;
+}
+
+// Largest power of two (up to 256) dividing the address and every batch offset in bytes.
+uint32_t batched_alignment(const void* p, int64_t stride_bytes) {
+    uint32_t a = alignment_of(p);
+    while (a > 1 && stride_bytes % a != 0) a /= 2;
+    return a;
+}
+
+struct float_problem {
+    lt::data_type_t type;
+    size_t elem;
+    lt_operand la, lb;  // the library's A (our B) and B (our A)
+    uint64_t m, n, k;   // ours
+    int32_t batch;
+    int64_t stride_la, stride_lb, stride_d;
+    float alpha, beta;
+    uint32_t align_la, align_lb, align_d;
+};
+
+fp8ort_status describe_float(const char* op, const float_problem& p, size_t workspace_bytes, lt_descriptors& ds,
+                             lt::matrix_layout_t* c_layout) {
+    const lt_library& lib = ds.lib;
+    FP8ORT_TRY(lt_check(op, "MatmulDescCreate", lib.desc_create(&ds.desc, lt::kCompute32F, lt::kR32F)));
+    FP8ORT_TRY(lt_check(op, "set TRANSA", lib.desc_set(ds.desc, lt::kDescTransA, &p.la.op, sizeof(p.la.op))));
+    FP8ORT_TRY(lt_check(op, "set TRANSB", lib.desc_set(ds.desc, lt::kDescTransB, &p.lb.op, sizeof(p.lb.op))));
+    FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (B)", lib.layout_create(&ds.a, p.type, p.la.rows, p.la.cols, p.la.ld)));
+    FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (A)", lib.layout_create(&ds.b, p.type, p.lb.rows, p.lb.cols, p.lb.ld)));
+    FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (Y)",
+                        lib.layout_create(&ds.d, p.type, p.n, p.m, static_cast<int64_t>(p.n))));
+    if (p.batch > 1) {
+        const struct {
+            lt::matrix_layout_t layout;
+            int64_t stride;
+        } batched[] = {{ds.a, p.stride_la}, {ds.b, p.stride_lb}, {ds.d, p.stride_d}};
+        for (const auto& l : batched) {
+            FP8ORT_TRY(lt_check(op, "set BATCH_COUNT",
+                                lib.layout_set(l.layout, lt::kLayoutBatchCount, &p.batch, sizeof(p.batch))));
+            FP8ORT_TRY(lt_check(op, "set STRIDED_BATCH_OFFSET",
+                                lib.layout_set(l.layout, lt::kLayoutStridedBatchOffset, &l.stride, sizeof(l.stride))));
+        }
+    }
+    *c_layout = ds.d;  // C is Y (in place): the same layout
+    FP8ORT_TRY(lt_check(op, "MatmulPreferenceCreate", lib.pref_create(&ds.pref)));
+    const uint64_t ws = workspace_bytes;
+    FP8ORT_TRY(lt_check(op, "set MAX_WORKSPACE_BYTES", lib.pref_set(ds.pref, lt::kPrefMaxWorkspaceBytes, &ws, sizeof(ws))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_A", lib.pref_set(ds.pref, lt::kPrefMinAlignmentA, &p.align_la, sizeof(p.align_la))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_B", lib.pref_set(ds.pref, lt::kPrefMinAlignmentB, &p.align_lb, sizeof(p.align_lb))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_C", lib.pref_set(ds.pref, lt::kPrefMinAlignmentC, &p.align_d, sizeof(p.align_d))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_D", lib.pref_set(ds.pref, lt::kPrefMinAlignmentD, &p.align_d, sizeof(p.align_d))));
+    return FP8ORT_OK;
+}
+
+// The algorithm that ran, by everything describe_float puts in the descriptors (and the workspace it may use).
+using float_algo_key = std::array<int64_t, 20>;
+std::mutex g_float_algo_mutex;
+std::map<float_algo_key, lt::matmul_algo> g_float_algos;
+
+float_algo_key key_of(int dev, const float_problem& p, size_t workspace_bytes) {
+    return {dev, p.type, p.la.op, static_cast<int64_t>(p.la.rows), static_cast<int64_t>(p.la.cols), p.la.ld, p.lb.op,
+            static_cast<int64_t>(p.lb.rows), static_cast<int64_t>(p.lb.cols), p.lb.ld, p.batch, p.stride_la,
+            p.stride_lb, p.stride_d, p.beta != 0.0f, p.align_la, p.align_lb, p.align_d,
+            static_cast<int64_t>(workspace_bytes), 0};
+}
+
+}  // namespace
+
+size_t nn_gemm_blaslt_workspace_bytes(fp8ort_dtype type, const fp8ort_nn_gemm& g, int64_t batch) {
+    const float_gemm_backend backend = nn_gemm_backend();
+    if (backend == float_gemm_backend::kOurs || backend == float_gemm_backend::kInvalid) return 0;
+    if (type != FP8ORT_FLOAT && type != FP8ORT_FLOAT16) return 0;
+    if (g.m <= 0 || g.n <= 0 || g.k <= 0 || batch <= 0) return 0;
+    const double macs = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+                        static_cast<double>(batch);
+    if (backend == float_gemm_backend::kAuto && macs < kFloatLtMinMacs) return 0;
+    return kLtWorkspaceBytes;
+}
+
+fp8ort_status nn_gemm_blaslt(const void* a, const void* b, void* y, fp8ort_dtype type, const fp8ort_nn_gemm& g,
+                             int64_t batch, c_into_y_fn c_into_y, void* workspace, size_t workspace_bytes,
+                             hipStream_t stream) {
+    const char* op = "fp8ort_nn_gemm_run (cuBLASLt)";
+    const float_gemm_backend backend = nn_gemm_backend();
+    if (backend == float_gemm_backend::kOurs) return fail(FP8ORT_UNSUPPORTED, "%s: FP8ORT_FLOAT_GEMM=ours", op);
+    if (type != FP8ORT_FLOAT && type != FP8ORT_FLOAT16)
+        return fail(FP8ORT_UNSUPPORTED, "%s: takes float32 and float16, not %s", op, dtype_name(type));
+    if (g.k <= 0) return fail(FP8ORT_UNSUPPORTED, "%s: K = 0 (Y is beta C or 0)", op);
+    const double macs = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
+                        static_cast<double>(batch);
+    if (backend == float_gemm_backend::kAuto && macs < kFloatLtMinMacs)
+        return fail(FP8ORT_UNSUPPORTED, "%s: %.0f multiply-adds is below this route's minimum", op, macs);
+    if (batch > INT32_MAX) return fail(FP8ORT_UNSUPPORTED, "%s: %lld batches", op, static_cast<long long>(batch));
+    float_problem p{};
+    p.type = type == FP8ORT_FLOAT ? lt::kR32F : lt::kR16F;
+    p.elem = type == FP8ORT_FLOAT ? 4 : 2;
+    p.m = static_cast<uint64_t>(g.m);
+    p.n = static_cast<uint64_t>(g.n);
+    p.k = static_cast<uint64_t>(g.k);
+    p.batch = static_cast<int32_t>(batch);
+    int64_t a_stride = 0, b_stride = 0;
+    if (!merge_batch(g, &a_stride, &b_stride))
+        return fail(FP8ORT_UNSUPPORTED, "%s: the batch dimensions do not merge into one stride per operand", op);
+    // the library's A: B^T as [N, K], element (n, k) = B(k, n); its B: A^T as [K, M], element (k, m) = A(m, k)
+    if (!as_lt_operand(g.n, g.k, g.b_sn, g.b_sk, &p.la) || !as_lt_operand(g.k, g.m, g.a_sk, g.a_sm, &p.lb))
+        return fail(FP8ORT_UNSUPPORTED, "%s: an operand has no unit stride (A %lld/%lld, B %lld/%lld)", op,
+                    static_cast<long long>(g.a_sm), static_cast<long long>(g.a_sk), static_cast<long long>(g.b_sk),
+                    static_cast<long long>(g.b_sn));
+    p.stride_la = b_stride;
+    p.stride_lb = a_stride;
+    p.stride_d = g.m * g.n;
+    p.alpha = g.alpha;
+    p.beta = g.c ? g.beta : 0.0f;
+    p.align_la = batched_alignment(b, b_stride * static_cast<int64_t>(p.elem));
+    p.align_lb = batched_alignment(a, a_stride * static_cast<int64_t>(p.elem));
+    p.align_d = batched_alignment(y, p.stride_d * static_cast<int64_t>(p.elem));
+    if (!workspace) workspace_bytes = 0;
+
+    const lt_library& lib = library();
+    if (!lib.loaded) return fail(FP8ORT_UNSUPPORTED, "%s: %s", op, lib.why);
+    int dev = 0;
+    const hipError_t err = hipGetDevice(&dev);
+    if (err != hipSuccess) return fail(FP8ORT_DEVICE_ERROR, "%s: hipGetDevice: %s", op, hipGetErrorString(err));
+    if (dev < 0 || dev >= kMaxDevices)
+        return fail(FP8ORT_UNSUPPORTED, "%s: device %d is beyond the %d devices this route handles", op, dev, kMaxDevices);
+    lt::handle_t h = nullptr;
+    FP8ORT_TRY(device_handle(op, dev, &h));
+    lt_descriptors ds(lib);
+    lt::matrix_layout_t c_layout = nullptr;
+    FP8ORT_TRY(describe_float(op, p, workspace_bytes, ds, &c_layout));
+
+    const float_algo_key key = key_of(dev, p, workspace_bytes);
+    lt::matmul_algo algo{};
+    bool have = false;
+    {
+        std::lock_guard<std::mutex> lock(g_float_algo_mutex);
+        auto it = g_float_algos.find(key);
+        if (it != g_float_algos.end()) {
+            algo = it->second;
+            have = true;
+        }
+    }
+    lt::heuristic_result results[kHeuristicAlgos] = {};
+    int found = 0;
+    if (!have) {
+        const lt::status_t hs =
+            lib.heuristic(h, ds.desc, ds.a, ds.b, c_layout, ds.d, ds.pref, kHeuristicAlgos, results, &found);
+        if (lt_refused(hs) || (hs == lt::kStatusSuccess && found <= 0))
+            return fail(FP8ORT_UNSUPPORTED, "%s: %s has no %s GEMM for M=%lld N=%lld K=%lld batch %lld (%s)", op,
+                        lib.label, dtype_name(type), static_cast<long long>(g.m), static_cast<long long>(g.n),
+                        static_cast<long long>(g.k), static_cast<long long>(batch),
+                        hs == lt::kStatusSuccess ? "no algorithm found" : lt_status_name(hs));
+        FP8ORT_TRY(lt_check(op, "MatmulAlgoGetHeuristic", hs));
+    }
+    // C into Y only now that the library has an algorithm: a refusal above leaves Y to the SIMT kernel untouched
+    if (g.c) FP8ORT_TRY(c_into_y(g.c, y, type, g, stream));
+    const void* c_ptr = y;
+    auto launch = [&](const lt::matmul_algo& al) {
+        return lib.matmul(h, ds.desc, &p.alpha, b, ds.a, a, ds.b, &p.beta, c_ptr, c_layout, y, ds.d, &al, workspace,
+                          workspace_bytes, static_cast<void*>(stream));
+    };
+    if (have) {
+        const lt::status_t st = launch(algo);
+        if (st == lt::kStatusSuccess) return FP8ORT_OK;
+        return lt_check(op, "Matmul", st);  // the same problem ran with this algorithm before
+    }
+    lt::status_t last = lt::kStatusNotSupported;
+    for (int i = 0; i < found && i < kHeuristicAlgos; ++i) {
+        if (results[i].state != lt::kStatusSuccess) continue;
+        last = launch(results[i].algo);
+        if (last == lt::kStatusSuccess) {
+            std::lock_guard<std::mutex> lock(g_float_algo_mutex);
+            if (g_float_algos.size() >= kMaxCachedProblems) g_float_algos.clear();
+            g_float_algos[key] = results[i].algo;
+            return FP8ORT_OK;
+        }
+        if (!lt_refused(last)) break;  // a failure, not this algorithm's refusal
+    }
+    // Y may already hold C: a refusal here is still a clean fallback (the SIMT kernel writes all of Y from C)
+    if (lt_refused(last))
+        return fail(FP8ORT_UNSUPPORTED, "%s: none of %s's %d algorithms runs M=%lld N=%lld K=%lld (%s)", op,
+                    lt::kVendor, found, static_cast<long long>(g.m), static_cast<long long>(g.n),
+                    static_cast<long long>(g.k), lt_status_name(last));
+    return lt_check(op, "Matmul", last);
+}
+
+#else  // AMD: the SIMT kernel
+
+size_t nn_gemm_blaslt_workspace_bytes(fp8ort_dtype, const fp8ort_nn_gemm&, int64_t) { return 0; }
+
+fp8ort_status nn_gemm_blaslt(const void*, const void*, void*, fp8ort_dtype, const fp8ort_nn_gemm&, int64_t,
+                             c_into_y_fn, void*, size_t, hipStream_t) {
+    return fail(FP8ORT_UNSUPPORTED, "fp8ort_nn_gemm_run: the float BLAS-Lt route is NVIDIA-only");
+}
+
+#endif  // FP8ORT_CUDA
+
 }  // namespace fp8ort
 
 using namespace fp8ort;

@@ -58,6 +58,10 @@ constexpr desc_attr_t kDescTransB = 4;      // int32_t cublasOperation_t
 constexpr desc_attr_t kDescEpilogue = 7;    // uint32_t cublasLtEpilogue_t
 constexpr desc_attr_t kDescFastAccum = 25;  // int8_t, 0 = promote partial sums to float32 (the default)
 
+// cublasLtMatrixLayoutAttribute_t: strided batches (the float GEMM route)
+constexpr layout_attr_t kLayoutBatchCount = 5;          // int32_t, default 1
+constexpr layout_attr_t kLayoutStridedBatchOffset = 6;  // int64_t elements between matrices, default 0
+
 // cublasLtEpilogue_t: no epilogue
 constexpr uint32_t kEpilogueDefault = 1;
 

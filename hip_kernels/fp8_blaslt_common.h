@@ -15,9 +15,11 @@ using compute_type_t = int;  // cublasComputeType_t, hipblasComputeType_t
 using data_type_t = int;     // cudaDataType, hipDataType
 using desc_attr_t = int;     // cublasLtMatmulDescAttributes_t, hipblasLtMatmulDescAttributes_t
 using pref_attr_t = int;     // cublasLtMatmulPreferenceAttributes_t, hipblasLtMatmulPreferenceAttributes_t
+using layout_attr_t = int;   // cublasLtMatrixLayoutAttribute_t, hipblasLtMatrixLayoutAttribute_t
 
 // cudaDataType and hipDataType give these the same values
 constexpr data_type_t kR32F = 0;
+constexpr data_type_t kR16F = 2;
 constexpr data_type_t kR8F_E4M3 = 28;  // OCP FP8
 constexpr data_type_t kR8F_E5M2 = 29;
 
@@ -58,6 +60,8 @@ struct functions {
     using matrix_layout_create = status_t (*)(matrix_layout_t* layout, data_type_t type,         // MatrixLayoutCreate
                                               uint64_t rows, uint64_t cols, int64_t ld);
     using matrix_layout_destroy = status_t (*)(matrix_layout_t layout);                          // MatrixLayoutDestroy
+    using matrix_layout_set_attribute = status_t (*)(matrix_layout_t layout, layout_attr_t attr, // MatrixLayoutSetAttribute
+                                                     const void* buf, size_t bytes);
     using preference_create = status_t (*)(preference_t* pref);                                  // MatmulPreferenceCreate
     using preference_destroy = status_t (*)(preference_t pref);                                  // MatmulPreferenceDestroy
     using preference_set_attribute = status_t (*)(preference_t pref, pref_attr_t attr,           // MatmulPreferenceSetAttribute

@@ -1,6 +1,10 @@
 // Float MatMul/Gemm (strided batched GEMM with broadcast batch offsets) and Conv (implicit GEMM per group, or a
 // direct kernel for one input channel per group). Shared-memory tiles of 64x64 outputs, 16 deep, float32
 // accumulation; 256 threads, each owning 4x4 outputs spaced 16 apart so a warp's stores are contiguous.
+// On NVIDIA, MatMul/Gemm large enough take cuBLASLt where it expresses the problem (nn_gemm_blaslt.h).
+#include <cstdlib>
+
+#include "nn_gemm_blaslt.h"
 #include "onnx_nn_device.h"
 
 namespace fp8ort {
@@ -113,6 +117,31 @@ fp8ort_status launch_gemm(const void* a, const void* b, void* y, const fp8ort_nn
     gemm_kernel<T><<<grid, kGemmThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<const T*>(b),
                                                       static_cast<T*>(y), *g, batch, tiles_m);
     return check_launch("fp8ort_nn_gemm_run");
+}
+
+// Y[b, m, n] = C(m, n) for every batch: cuBLASLt's C, read in place (it takes no broadcast C).
+template <class T>
+__global__ void __launch_bounds__(nn::kElementwiseThreads)
+    broadcast_c_kernel(const T* __restrict__ c, T* __restrict__ y, int64_t c_sm, int64_t c_sn, int64_t n,
+                       int64_t mn, int64_t count) {
+    const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += grid_stride) {
+        const int64_t e = i % mn;
+        y[i] = c[(e / n) * c_sm + (e % n) * c_sn];
+    }
+}
+
+template <class T>
+fp8ort_status launch_broadcast_c(const void* c, void* y, int64_t count, const fp8ort_nn_gemm* g, hipStream_t stream) {
+    broadcast_c_kernel<T><<<nn::elementwise_blocks(count), nn::kElementwiseThreads, 0, stream>>>(
+        static_cast<const T*>(c), static_cast<T*>(y), g->c_sm, g->c_sn, g->n, g->m * g->n, count);
+    return check_launch("fp8ort_nn_gemm_run (C into Y)");
+}
+
+fp8ort_status c_into_y(const void* c, void* y, fp8ort_dtype type, const fp8ort_nn_gemm& g, hipStream_t stream) {
+    int64_t count = g.m * g.n;
+    for (int d = 0; d < g.batch_rank; ++d) count *= g.batch_dims[d];
+    return FP8ORT_NN_DISPATCH(type, launch_broadcast_c, c, y, count, &g, stream);
 }
 
 // ---- Conv ----
@@ -249,25 +278,64 @@ fp8ort_status launch_conv(const void* x, const void* w, const void* bias, void* 
 
 using namespace fp8ort;
 
-extern "C" fp8ort_status fp8ort_nn_gemm_run(const void* a, const void* b, void* y, fp8ort_dtype type,
-                                            const fp8ort_nn_gemm* g, void* stream) {
+namespace {
+
+// The batch count, or -1 with the error set.
+int64_t gemm_batch(const char* me, const fp8ort_nn_gemm* g) {
+    if (g->batch_rank < 0 || g->batch_rank > FP8ORT_NN_MAX_RANK) {
+        fail(FP8ORT_INVALID_ARGUMENT, "%s: %d batch dimensions (at most %d)", me, g->batch_rank, FP8ORT_NN_MAX_RANK);
+        return -1;
+    }
+    int64_t batch = 1;
+    for (int d = 0; d < g->batch_rank; ++d) {
+        if (g->batch_dims[d] < 0) {
+            fail(FP8ORT_INVALID_ARGUMENT, "%s: negative batch dimension", me);
+            return -1;
+        }
+        batch *= g->batch_dims[d];
+    }
+    return batch;
+}
+
+}  // namespace
+
+extern "C" size_t fp8ort_nn_gemm_workspace_bytes(fp8ort_dtype type, const fp8ort_nn_gemm* g) {
+    if (!g || g->m < 0 || g->n < 0 || g->k < 0) return 0;
+    const int64_t batch = gemm_batch("fp8ort_nn_gemm_workspace_bytes", g);
+    if (batch <= 0) return 0;
+    return nn_gemm_blaslt_workspace_bytes(type, *g, batch);
+}
+
+extern "C" fp8ort_status fp8ort_nn_gemm_run_ws(const void* a, const void* b, void* y, fp8ort_dtype type,
+                                               const fp8ort_nn_gemm* g, void* workspace, size_t workspace_bytes,
+                                               void* stream) {
     const char* me = "fp8ort_nn_gemm_run";
     if (!nn::is_nn_type(type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not float32/float16", me, dtype_name(type));
     if (!g) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
     if (g->m < 0 || g->n < 0 || g->k < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
-    if (g->batch_rank < 0 || g->batch_rank > FP8ORT_NN_MAX_RANK)
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: %d batch dimensions (at most %d)", me, g->batch_rank, FP8ORT_NN_MAX_RANK);
-    int64_t batch = 1;
-    for (int d = 0; d < g->batch_rank; ++d) {
-        if (g->batch_dims[d] < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative batch dimension", me);
-        batch *= g->batch_dims[d];
-    }
+    const int64_t batch = gemm_batch(me, g);
+    if (batch < 0) return FP8ORT_INVALID_ARGUMENT;
     if (batch == 0 || g->m == 0 || g->n == 0) return ok();
     const int64_t tiles_n = (g->n + kTileN - 1) / kTileN;
     if (tiles_n > nn::kMaxGridX) return fail(FP8ORT_UNSUPPORTED, "%s: n = %lld is too large", me, static_cast<long long>(g->n));
     if (!y || (g->k > 0 && (!a || !b))) return fail(FP8ORT_INVALID_ARGUMENT, "%s: a, b and y must be device pointers, got NULL", me);
-    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_gemm, a, b, y, g, batch, as_stream(stream)));
+    const float_gemm_backend backend = nn_gemm_backend();
+    if (backend == float_gemm_backend::kInvalid)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: FP8ORT_FLOAT_GEMM=%s: use ours, blaslt or auto", me,
+                    std::getenv("FP8ORT_FLOAT_GEMM"));
+    const hipStream_t s = as_stream(stream);
+    if (backend != float_gemm_backend::kOurs) {
+        const fp8ort_status st = nn_gemm_blaslt(a, b, y, type, *g, batch, c_into_y, workspace, workspace_bytes, s);
+        if (st == FP8ORT_OK) return ok();
+        if (st != FP8ORT_UNSUPPORTED || backend == float_gemm_backend::kBlasLt) return st;  // message already set
+    }
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_gemm, a, b, y, g, batch, s));
     return ok();
+}
+
+extern "C" fp8ort_status fp8ort_nn_gemm_run(const void* a, const void* b, void* y, fp8ort_dtype type,
+                                            const fp8ort_nn_gemm* g, void* stream) {
+    return fp8ort_nn_gemm_run_ws(a, b, y, type, g, nullptr, 0, stream);
 }
 
 extern "C" fp8ort_status fp8ort_nn_conv2d_run(const void* x, const void* w, const void* bias, void* y,

@@ -78,6 +78,14 @@ typedef struct fp8ort_nn_gemm {
 } fp8ort_nn_gemm;
 FP8ORT_GPU_API fp8ort_status fp8ort_nn_gemm_run(const void* a, const void* b, void* y, fp8ort_dtype type,
                                                 const fp8ort_nn_gemm* g, void* stream);
+/* The same with scratch for the NVIDIA cuBLASLt route (large problems whose operands have a unit stride and whose
+ * batch walk is one stride per operand; FP8ORT_FLOAT_GEMM=ours|blaslt|auto, default auto): `workspace` holds
+ * fp8ort_nn_gemm_workspace_bytes(type, g) bytes (0 where the route would not be tried), used only by the work
+ * enqueued on `stream`. NULL or 0 bytes: the route runs without scratch. fp8ort_nn_gemm_run passes NULL. */
+FP8ORT_GPU_API size_t fp8ort_nn_gemm_workspace_bytes(fp8ort_dtype type, const fp8ort_nn_gemm* g);
+FP8ORT_GPU_API fp8ort_status fp8ort_nn_gemm_run_ws(const void* a, const void* b, void* y, fp8ort_dtype type,
+                                                   const fp8ort_nn_gemm* g, void* workspace, size_t workspace_bytes,
+                                                   void* stream);
 
 /* ---- 2-D convolution, NCHW (onnx_linalg.hip) ----
  * Y[n, oc, oy, ox] = bias[oc] + sum over c < in_c / group, ky, kx of W[oc, c, ky, kx] *

@@ -22,53 +22,6 @@
 namespace fp8ort {
 namespace {
 
-// Device memory from an ORT allocator, returned to it when this object dies.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(OrtAllocator* alloc, size_t bytes) : alloc_(alloc) {
-    if (bytes == 0) return;
-    check(g_ort->AllocatorAlloc(alloc, bytes, &ptr_), "AllocatorAlloc");
-    if (ptr_ == nullptr) fail("could not allocate " + std::to_string(bytes) + " bytes of device memory", ORT_FAIL);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : alloc_(o.alloc_), ptr_(o.ptr_) { o.ptr_ = nullptr; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(alloc_, o.alloc_);
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) {
-      OrtStatus* st = g_ort->AllocatorFree(alloc_, ptr_);
-      if (st != nullptr) g_ort->ReleaseStatus(st);
-    }
-  }
-  void* get() const { return ptr_; }
-
- private:
-  OrtAllocator* alloc_ = nullptr;
-  void* ptr_ = nullptr;
-};
-
-// The EP's device allocator, released with the kernel (after the buffers allocated from it).
-class Allocator {
- public:
-  explicit Allocator(const OrtKernelInfo* info) {
-    check(g_ort->KernelInfoGetAllocator(info, OrtMemTypeDefault, &alloc_), "KernelInfoGetAllocator");
-  }
-  Allocator(const Allocator&) = delete;
-  Allocator& operator=(const Allocator&) = delete;
-  ~Allocator() {
-    if (alloc_ != nullptr) g_ort->ReleaseAllocator(alloc_);
-  }
-  OrtAllocator* get() const { return alloc_; }
-
- private:
-  OrtAllocator* alloc_ = nullptr;
-};
-
 const float* scale_ptr(const Tensor& t, const char* name, int64_t allowed_a, int64_t allowed_b = -1) {
   if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scale");
   require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");

@@ -357,7 +357,21 @@ CASES: list[Case] = [
     Case("matmul_vec_mat", "MatMul", [R((4,)), R((2, 4, 3))], atol=1e-4),
     Case("matmul_mat_vec", "MatMul", [R((3, 5, 4)), R((4,))], atol=1e-4),
     Case("matmul_f16", "MatMul", [R((8, 16), F16), R((16, 8), F16)], atol=2e-2, rtol=5e-3),
-    Case("matmul_k0", "MatMul", [R((3, 0)), R((0, 2))]),
+    # Above the GPU's cuBLASLt threshold (2^22 multiply-adds; the SIMT kernel where the route declines):
+    # BERT-base attention at batch 2 (QK^T, PV), broadcast batches, float16.
+    Case("matmul_attn_qk", "MatMul", [R((2, 12, 128, 64), lo=-1, hi=1), R((2, 12, 64, 128), lo=-1, hi=1)], atol=1e-4),
+    Case("matmul_attn_pv", "MatMul", [R((2, 12, 128, 128), lo=0, hi=1), R((2, 12, 128, 64), lo=-1, hi=1)], atol=1e-4),
+    Case("matmul_bcast_b_2d", "MatMul", [R((3, 4, 64, 64), lo=-1, hi=1), R((64, 128), lo=-1, hi=1)], atol=1e-4),
+    Case("matmul_bcast_a_2d", "MatMul", [R((64, 64), lo=-1, hi=1), R((3, 4, 64, 128), lo=-1, hi=1)], atol=1e-4),
+    # batch axes that do not merge into one stride (A repeats over the outer axis): the SIMT kernel
+    Case("matmul_bcast_unmerged", "MatMul", [R((4, 64, 64), lo=-1, hi=1), R((3, 4, 64, 128), lo=-1, hi=1)], atol=1e-4),
+    Case(
+        "matmul_attn_f16",
+        "MatMul",
+        [R((2, 12, 128, 64), F16, lo=-1, hi=1), R((2, 12, 64, 128), F16, lo=-1, hi=1)],
+        atol=2e-2,
+        rtol=5e-3,
+    ),
     Case("matmul_bad_k", "MatMul", [R((3, 4)), R((5, 2))], error=r"inner dimension"),
     Case("softmax", "Softmax", [R((2, 3, 10))], atol=1e-6),
     Case("softmax_axis1", "Softmax", [R((2, 5, 3))], {"axis": 1}, opset=13, atol=1e-6),
@@ -456,6 +470,29 @@ CASES: list[Case] = [
     ),
     Case("gemm_no_c", "Gemm", [R((4, 5)), R((3, 5))], {"transB": 1}, atol=1e-4),
     Case("gemm_f16", "Gemm", [R((4, 8), F16), R((8, 3), F16), R((1,), F16)], atol=2e-2, rtol=5e-3),
+    Case(
+        "gemm_large_trans_b",
+        "Gemm",
+        [R((256, 256), lo=-1, hi=1), R((192, 256), lo=-1, hi=1), R((192,), lo=-1, hi=1)],
+        {"transB": 1},
+        atol=1e-4,
+    ),
+    Case(
+        "gemm_large_trans_alpha_beta",
+        "Gemm",
+        [R((256, 256), lo=-1, hi=1), R((192, 256), lo=-1, hi=1), R((256, 1), lo=-1, hi=1)],
+        {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0},
+        atol=1e-4,
+    ),
+    Case("gemm_large_no_c", "Gemm", [R((256, 256), lo=-1, hi=1), R((256, 192), lo=-1, hi=1)], atol=1e-4),
+    Case(
+        "gemm_large_f16",
+        "Gemm",
+        [R((256, 256), F16, lo=-1, hi=1), R((192, 256), F16, lo=-1, hi=1), R((192,), F16, lo=-1, hi=1)],
+        {"transB": 1},
+        atol=2e-2,
+        rtol=5e-3,
+    ),
     Case("gelu", "Gelu", [R(S)], opset=20, atol=1e-6),
     Case("gelu_tanh_f16", "Gelu", [R(S, F16)], {"approximate": "tanh"}, opset=20, atol=1e-3),
     Case("identity", "Identity", [R(S)]),
@@ -898,6 +935,31 @@ def test_float_model_runs_entirely_on_the_ep(which: str, device: str, rng: np.ra
     got = sess.run(None, feeds)[0]
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+QK_TRANSPOSED = """
+<ir_version: 10, opset_import: ["" : 20]>
+qk (float[2,12,128,64] q, float[2,12,128,64] k) => (float[2,12,128,128] s) {
+    kt = Transpose <perm=[0,1,3,2]> (k)
+    s = MatMul (q, kt)
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_attention_scores_with_transposed_keys(device: str, rng: np.random.Generator, has_gpu: bool) -> None:
+    """Q K^T as BERT exports it (a Transpose feeding the MatMul), large enough for the GPU's cuBLASLt route."""
+    if not hasattr(fp8ort, "InferenceSession"):
+        pytest.skip("fp8ort.InferenceSession is not in this build (branch ep)")
+    if device == "gpu" and not has_gpu:
+        pytest.skip("fp8ort finds no GPU device")
+    model = onnx.parser.parse_model(QK_TRANSPOSED)
+    onnx.checker.check_model(model, full_check=True)
+    feeds = {n: rng.uniform(-1, 1, (2, 12, 128, 64)).astype(np.float32) for n in ("q", "k")}
+    sess = fp8ort.InferenceSession(model.SerializeToString(), device=device, strict=True)
+    got = sess.run(None, feeds)[0]
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("which", ["resnetish", "bottleneck", "resnet"])

@@ -25,6 +25,9 @@ static_assert(lt::kStatusNotSupported == CUBLAS_STATUS_NOT_SUPPORTED);
 static_assert(lt::kStatusLicenseError == CUBLAS_STATUS_LICENSE_ERROR);
 static_assert(lt::kOpN == CUBLAS_OP_N && lt::kOpT == CUBLAS_OP_T);
 static_assert(lt::kCompute32F == CUBLAS_COMPUTE_32F);
+static_assert(lt::kR16F == CUDA_R_16F);
+static_assert(lt::kLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT);
+static_assert(lt::kLayoutStridedBatchOffset == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET);
 static_assert(lt::kR32F == CUDA_R_32F && lt::kR8F_E4M3 == CUDA_R_8F_E4M3 && lt::kR8F_E5M2 == CUDA_R_8F_E5M2);
 static_assert(lt::kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA && lt::kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB);
 static_assert(lt::kDescEpilogue == CUBLASLT_MATMUL_DESC_EPILOGUE && lt::kEpilogueDefault == CUBLASLT_EPILOGUE_DEFAULT);
@@ -39,6 +42,7 @@ static_assert(sizeof(cublasStatus_t) == sizeof(lt::status_t) && sizeof(cublasCom
 static_assert(sizeof(cudaDataType) == sizeof(lt::data_type_t) && sizeof(cublasOperation_t) == sizeof(int32_t));
 static_assert(sizeof(cublasLtMatmulDescAttributes_t) == sizeof(lt::desc_attr_t));
 static_assert(sizeof(cublasLtMatmulPreferenceAttributes_t) == sizeof(lt::pref_attr_t));
+static_assert(sizeof(cublasLtMatrixLayoutAttribute_t) == sizeof(lt::layout_attr_t));
 
 // ---- structs ----
 static_assert(sizeof(lt::matmul_algo) == sizeof(cublasLtMatmulAlgo_t));
@@ -58,6 +62,7 @@ FP8ORT_SAME_FUNCTION(abi::matmul_desc_destroy, cublasLtMatmulDescDestroy);
 FP8ORT_SAME_FUNCTION(abi::matmul_desc_set_attribute, cublasLtMatmulDescSetAttribute);
 FP8ORT_SAME_FUNCTION(abi::matrix_layout_create, cublasLtMatrixLayoutCreate);
 FP8ORT_SAME_FUNCTION(abi::matrix_layout_destroy, cublasLtMatrixLayoutDestroy);
+FP8ORT_SAME_FUNCTION(abi::matrix_layout_set_attribute, cublasLtMatrixLayoutSetAttribute);
 FP8ORT_SAME_FUNCTION(abi::preference_create, cublasLtMatmulPreferenceCreate);
 FP8ORT_SAME_FUNCTION(abi::preference_destroy, cublasLtMatmulPreferenceDestroy);
 FP8ORT_SAME_FUNCTION(abi::preference_set_attribute, cublasLtMatmulPreferenceSetAttribute);

@@ -58,6 +58,7 @@ FP8ORT_SAME_FUNCTION(abi::matmul_desc_destroy, hipblasLtMatmulDescDestroy);
 FP8ORT_SAME_FUNCTION(abi::matmul_desc_set_attribute, hipblasLtMatmulDescSetAttribute);
 FP8ORT_SAME_FUNCTION(abi::matrix_layout_create, hipblasLtMatrixLayoutCreate);
 FP8ORT_SAME_FUNCTION(abi::matrix_layout_destroy, hipblasLtMatrixLayoutDestroy);
+FP8ORT_SAME_FUNCTION(abi::matrix_layout_set_attribute, hipblasLtMatrixLayoutSetAttribute);
 FP8ORT_SAME_FUNCTION(abi::preference_create, hipblasLtMatmulPreferenceCreate);
 FP8ORT_SAME_FUNCTION(abi::preference_destroy, hipblasLtMatmulPreferenceDestroy);
 FP8ORT_SAME_FUNCTION(abi::preference_set_attribute, hipblasLtMatmulPreferenceSetAttribute);

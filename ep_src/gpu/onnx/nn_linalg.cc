@@ -1,14 +1,24 @@
 // MatMul (numpy semantics: 1-D operands, broadcast batch axes) and Gemm on the GPU, both through
-// fp8ort_nn_gemm_run (float32 accumulation).
+// fp8ort_nn_gemm_run_ws (float32 accumulation; cuBLASLt for large problems on NVIDIA, with scratch from the EP's
+// allocator).
 #include "gpu/onnx/nn_common.h"
 
 namespace fp8ort {
 namespace gpu_nn {
 namespace {
 
+// Enqueues the GEMM with the scratch its library route asks for, returned to the allocator when the call ends
+// (stream-ordered reuse: the EP's allocator hands it out again only to work on the same stream).
+void run_gemm(OrtAllocator* alloc, const void* a, const void* b, void* y, fp8ort_dtype type, const fp8ort_nn_gemm& g,
+              void* stream) {
+  const size_t bytes = fp8ort_nn_gemm_workspace_bytes(type, &g);
+  DeviceBuffer workspace(alloc, bytes);
+  gpu_check(fp8ort_nn_gemm_run_ws(a, b, y, type, &g, workspace.get(), bytes, stream), "fp8ort_nn_gemm_run");
+}
+
 class MatMulKernel : public Kernel {
  public:
-  explicit MatMulKernel(const OrtKernelInfo* info) { oc_ = {"MatMul", node_name(info)}; }
+  explicit MatMulKernel(const OrtKernelInfo* info) : alloc_(info) { oc_ = {"MatMul", node_name(info)}; }
 
   void compute(OrtKernelContext* ctx) override {
     const Tensor a = input(ctx, 0), b = input(ctx, 1);
@@ -63,14 +73,17 @@ class MatMulKernel : public Kernel {
         g.b_batch_strides[d] = b_str[d];
       }
     }
-    gpu_check(fp8ort_nn_gemm_run(a.data, b.data, y.mutable_data, type, &g, compute_stream(ctx)), "fp8ort_nn_gemm_run");
+    run_gemm(alloc_.get(), a.data, b.data, y.mutable_data, type, g, compute_stream(ctx));
   }
+
+ private:
+  Allocator alloc_;
 };
 
 // Gemm: Y = alpha * op(A) op(B) + beta * C, C broadcast to [M, N] (optional from opset 11).
 class GemmKernel : public Kernel {
  public:
-  explicit GemmKernel(const OrtKernelInfo* info) {
+  explicit GemmKernel(const OrtKernelInfo* info) : alloc_(info) {
     oc_ = {"Gemm", node_name(info)};
     trans_a_ = attr_int(info, "transA", 0) != 0;
     trans_b_ = attr_int(info, "transB", 0) != 0;
@@ -103,10 +116,11 @@ class GemmKernel : public Kernel {
       g.c_sm = cr == 1 ? 0 : cc;
     }
     Tensor y = output(ctx, 0, {m, n});
-    gpu_check(fp8ort_nn_gemm_run(a.data, b.data, y.mutable_data, type, &g, compute_stream(ctx)), "fp8ort_nn_gemm_run");
+    run_gemm(alloc_.get(), a.data, b.data, y.mutable_data, type, g, compute_stream(ctx));
   }
 
  private:
+  Allocator alloc_;
   bool trans_a_ = false, trans_b_ = false;
   float alpha_ = 1.0f, beta_ = 1.0f;
 };
