@@ -209,7 +209,7 @@ def _run(route: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> li
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sess = fp8ort.InferenceSession(model, device="cpu")
+        sess = fp8ort.InferenceSession(model, device="gpu" if route == "ep_gpu" else "cpu")
     arrays = {k: np.ascontiguousarray(v) for k, v in feeds.items()}
     outs = sess.run_with_ort_values(None, {k: ops.to_ort_value(a) for k, a in arrays.items()})
     return [np.empty(o.shape(), np.uint8) if o.data_type().startswith("tensor(float8") else o.numpy() for o in outs]

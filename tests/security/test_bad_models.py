@@ -1,6 +1,6 @@
 """Untrusted models (issue 14): the bad-input corpus of ``bad_cases.py`` through the custom-op route and the plugin
-EP's CPU device, each run in a child process so that a crash fails a test instead of killing pytest; and the
-quantizer on damaged files and hostile sizes.
+EP's CPU device (and its GPU device where the library has one), each run in a child process so that a crash fails a
+test instead of killing pytest; and the quantizer on damaged files and hostile sizes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,35 @@ from .bad_cases import CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_TIMEOUT_S = 240
-ROUTES = ("custom_op", "ep")
+ROUTES = ("custom_op", "ep", "ep_gpu")
+# What the GPU device does differently, found on the H200 on 2026-12-04 (bench/results/logs_h200_2026-12-04/
+# bad_models_gpu.log) and not fixed yet: strict xfails, so a fix shows up as an XPASS to delete here. No case crashed.
+_VALUES = "scale values stay in device memory and are not checked on the GPU (the CPU refuses them)"
+_TEXT = "the GPU's shape check gives another message than the CPU's"
+_EMPTY = "the GPU packs the weight before looking at the output size and refuses the zero-size shape"
+GPU_KNOWN = {
+    "conv-x_scale-negative": _VALUES,
+    "conv-x_scale-zero": _VALUES,
+    "conv-x_scale-nan": _VALUES,
+    "conv-x_scale-inf": _VALUES,
+    "conv-w_scale-inf": _VALUES,
+    "conv-w_scale-negative": _VALUES,
+    "conv-y_scale-negative": _VALUES,
+    "matmul-a_scale-nan": _VALUES,
+    "quantize-scale-inf": _VALUES,
+    "dequantize-scale-negative": _VALUES,
+    "conv-w_scale-2d": "the GPU checks w_scale's size, not its rank, and accepts a [8, 1] w_scale",
+    "conv-bias-2d": "the GPU checks B's size, not its rank, and accepts a [8, 1] bias",
+    "conv-x_scale-empty": _TEXT,
+    "matmul-b_scale-length": _TEXT + " (it names b_scale w_scale)",
+    "matmul-C-length": _TEXT,
+    "quantize-scale-vector": _TEXT,
+    "matmul-K-zero": _TEXT + " (fp8ort_gemm_pack_weight's)",
+    "conv-input-plane-zero": _EMPTY,
+    "conv-out-channels-zero": _EMPTY,
+    "matmul-N-zero": _EMPTY,
+    "conv-strides-huge": "the GPU kernel refuses strides above 2^20, which the CPU computes (a 1x1 output)",
+}
 # Cases a run leaves out, comma-separated: tools/sanitize.sh skips the one that asks for more memory than exists,
 # which AddressSanitizer's allocator aborts on (it cannot make a failed operator new throw) instead of failing it.
 SKIPPED = {n for n in os.environ.get("FP8ORT_BAD_CASES_SKIP", "").split(",") if n}
@@ -60,17 +88,31 @@ def _run_child(route: str, seed: int, library: str) -> tuple[dict[str, dict], st
     return results, died_in, f"exit status {rc}; stderr tail: {err[-2000:]}"
 
 
+def _has_gpu_device(library: str) -> bool:
+    """Whether the plugin EP of ``library`` offers a GPU device here (asked in a child: no GPU runtime in pytest)."""
+    probe = "import fp8ort; print(any(dict(d.ep_metadata).get('fp8ort.device') == 'gpu' for d in fp8ort.ep_devices()))"
+    env = dict(os.environ, FP8ORT_LIBRARY=library)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return proc.stdout.strip().endswith("True")
+
+
 @pytest.fixture(scope="module")
 def corpus(library, request) -> dict:
     seed = int(np.random.SeedSequence().entropy % (2**31))
-    return {route: _run_child(route, seed, library) for route in ROUTES} | {"seed": seed}
+    gpu = _has_gpu_device(library)
+    runs = {route: _run_child(route, seed, library) for route in ROUTES if route != "ep_gpu" or gpu}
+    return runs | {"seed": seed}
 
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("name", list(CASES))
-def test_bad_op_input(name, route, corpus):
+def test_bad_op_input(name, route, corpus, request):
+    if route == "ep_gpu" and name in GPU_KNOWN:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"GPU device: {GPU_KNOWN[name]}"))
     if name in SKIPPED:
         pytest.skip(f"{name} left out by FP8ORT_BAD_CASES_SKIP")
+    if route not in corpus:
+        pytest.skip("the plugin EP offers no GPU device here")
     results, died_in, why = corpus[route]
     seed = corpus["seed"]
     assert died_in != name, f"{name} on {route} killed the process (seed {seed}): {why}"
