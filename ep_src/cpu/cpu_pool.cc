@@ -61,11 +61,9 @@ class CpuMaxPool final : public Kernel {
   }
 
   void compute(OrtKernelContext* ctx) override {
-    const Tensor x = input(ctx, 0);
-    require_type(x, "X", is_max_pool_type(x.type), kMaxPoolTypes);
-    const MaxPoolShape s = max_pool_shape(attrs_, x.shape);
-    Tensor y = output(ctx, 0, s.y_shape);
-    check_output_type(y, x.type);
+    const MaxPoolRun run = begin_max_pool(ctx, attrs_);
+    const Tensor &x = run.x, &y = run.y;
+    const MaxPoolShape& s = run.shape;
     if (y.size == 0) return;
     const int64_t pixels = s.n * s.oh * s.ow;
     const int64_t per_task = std::max<int64_t>(1, kGrainTaps / std::max<int64_t>(1, s.kh * s.kw * s.c));

@@ -446,11 +446,9 @@ class GpuMaxPool final : public Kernel {
   }
 
   void compute(OrtKernelContext* ctx) override {
-    const Tensor x = input(ctx, 0);
-    require_type(x, "X", is_max_pool_type(x.type), kMaxPoolTypes);
-    const MaxPoolShape s = max_pool_shape(attrs_, x.shape);
-    Tensor y = output(ctx, 0, s.y_shape);
-    check_output_type(y, x.type);
+    const MaxPoolRun run = begin_max_pool(ctx, attrs_);
+    const Tensor &x = run.x, &y = run.y;
+    const MaxPoolShape& s = run.shape;
     fp8ort_max_pool_params p{};
     p.n = s.n;
     p.c = s.c;

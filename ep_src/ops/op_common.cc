@@ -366,16 +366,26 @@ Epilogue make_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, float x_
   return e;
 }
 
+namespace {
+
+// strides, pads and dilations where the node gives them (the defaults stay otherwise).
+void read_window_attrs(const OrtKernelInfo* info, std::vector<int64_t>& strides, std::vector<int64_t>& pads,
+                       std::vector<int64_t>& dilations) {
+  std::vector<int64_t> v = attr_ints(info, "strides");
+  if (!v.empty()) strides = v;
+  v = attr_ints(info, "pads");
+  if (!v.empty()) pads = v;
+  v = attr_ints(info, "dilations");
+  if (!v.empty()) dilations = v;
+}
+
+}  // namespace
+
 ConvAttrs parse_conv_attrs(const OrtKernelInfo* info) {
   ConvAttrs a;
   std::string auto_pad = attr_string(info, "auto_pad", "NOTSET");
   if (auto_pad != "NOTSET") fail("attribute auto_pad=" + auto_pad + " is not supported; give explicit pads");
-  std::vector<int64_t> v = attr_ints(info, "strides");
-  if (!v.empty()) a.strides = v;
-  v = attr_ints(info, "pads");
-  if (!v.empty()) a.pads = v;
-  v = attr_ints(info, "dilations");
-  if (!v.empty()) a.dilations = v;
+  read_window_attrs(info, a.strides, a.pads, a.dilations);
   a.kernel_shape = attr_ints(info, "kernel_shape");
   a.group = attr_int(info, "group", 1);
   std::string layout = attr_string(info, "layout", "NCHW");
@@ -467,12 +477,7 @@ ConvShape conv_shape(const ConvAttrs& a, const std::vector<int64_t>& xs, const s
 MaxPoolAttrs parse_max_pool_attrs(const OrtKernelInfo* info) {
   MaxPoolAttrs a;
   a.kernel_shape = attr_ints(info, "kernel_shape");
-  std::vector<int64_t> v = attr_ints(info, "strides");
-  if (!v.empty()) a.strides = v;
-  v = attr_ints(info, "pads");
-  if (!v.empty()) a.pads = v;
-  v = attr_ints(info, "dilations");
-  if (!v.empty()) a.dilations = v;
+  read_window_attrs(info, a.strides, a.pads, a.dilations);
   a.ceil_mode = attr_int(info, "ceil_mode", 0) != 0;
   a.layout = attr_string(info, "layout", "NHWC");
   a.auto_pad = attr_string(info, "auto_pad", "NOTSET");
@@ -557,6 +562,16 @@ MaxPoolShape max_pool_shape(const MaxPoolAttrs& a, const std::vector<int64_t>& x
 
 bool is_max_pool_type(ONNXTensorElementDataType t) {
   return is_fp8_type(t) || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+}
+
+MaxPoolRun begin_max_pool(OrtKernelContext* ctx, const MaxPoolAttrs& a) {
+  MaxPoolRun r;
+  r.x = input(ctx, 0);
+  require_type(r.x, "X", is_max_pool_type(r.x.type), kMaxPoolTypes);
+  r.shape = max_pool_shape(a, r.x.shape);
+  r.y = output(ctx, 0, r.shape.y_shape);
+  check_output_type(r.y, r.x.type);
+  return r;
 }
 
 }  // namespace fp8ort

@@ -146,4 +146,12 @@ MaxPoolShape max_pool_shape(const MaxPoolAttrs& a, const std::vector<int64_t>& x
 bool is_max_pool_type(ONNXTensorElementDataType t);
 constexpr const char* kMaxPoolTypes = "float32, float16 or an FP8 type";
 
+// A kernel's FP8MaxPool run up to the arithmetic, the same on every device: X checked, the geometry, Y allocated
+// with X's type.
+struct MaxPoolRun {
+  Tensor x, y;
+  MaxPoolShape shape;
+};
+MaxPoolRun begin_max_pool(OrtKernelContext* ctx, const MaxPoolAttrs& a);
+
 }  // namespace fp8ort
