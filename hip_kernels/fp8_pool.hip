@@ -71,6 +71,36 @@ __device__ __forceinline__ void decode_lanes(const Lanes<typename E::T, V>& in, 
     }
 }
 
+// The running maximum of V lanes over a window, by the rules above: the first tap starts it, a larger value or a
+// NaN replaces it, a NaN is final; `out` holds the winning input elements.
+template <class E, int V>
+struct window_max {
+    using T = typename E::T;
+    float best[V];
+    int state[V];  // 0: no tap yet, 1: a value, 2: NaN (final)
+    Lanes<T, V> out;
+
+    __device__ __forceinline__ window_max() {
+        for (int j = 0; j < V; ++j) {
+            best[j] = 0.0f;
+            state[j] = 0;
+            out.v[j] = T{};
+        }
+    }
+    __device__ __forceinline__ void take(const Lanes<T, V>& in) {
+        float v[V];
+        decode_lanes<E, V>(in, v);
+        for (int j = 0; j < V; ++j) {
+            if (state[j] == 2) continue;
+            if (state[j] == 0 || v[j] != v[j] || v[j] > best[j]) {
+                best[j] = v[j];
+                out.v[j] = in.v[j];
+                state[j] = v[j] != v[j] ? 2 : 1;
+            }
+        }
+    }
+};
+
 // Sizes below 2^31: 32-bit offsets and magic-number divisions (an int64 division per index cost most of the
 // stem pool's time: 1.03 ms at batch 256 on the H200).
 struct pool_geometry {
@@ -92,14 +122,7 @@ __global__ void __launch_bounds__(kPoolThreads)
         const uint32_t n = g.by_out_h.div(image_row);
         const int oy = static_cast<int>(image_row - n * g.out_h);
         const int y0 = oy * g.stride_h - g.pad_top, x0 = ox * g.stride_w - g.pad_left;
-        float best[V];
-        int state[V];  // 0: no tap yet, 1: a value, 2: NaN (final)
-        Lanes<T, V> out;
-        for (int j = 0; j < V; ++j) {
-            best[j] = 0.0f;
-            state[j] = 0;
-            out.v[j] = T{};
-        }
+        window_max<E, V> m;
         for (int ky = 0; ky < g.kernel_h; ++ky) {
             const int iy = y0 + ky * g.dilation_h;
             if (iy < 0 || iy >= g.in_h) continue;
@@ -107,20 +130,10 @@ __global__ void __launch_bounds__(kPoolThreads)
             for (int kx = 0; kx < g.kernel_w; ++kx) {
                 const int ix = x0 + kx * g.dilation_w;
                 if (ix < 0 || ix >= g.in_w) continue;
-                const Lanes<T, V> in = load_lanes<T, V>(row + static_cast<uint32_t>(ix) * g.c);
-                float v[V];
-                decode_lanes<E, V>(in, v);
-                for (int j = 0; j < V; ++j) {
-                    if (state[j] == 2) continue;
-                    if (state[j] == 0 || v[j] != v[j] || v[j] > best[j]) {
-                        best[j] = v[j];
-                        out.v[j] = in.v[j];
-                        state[j] = v[j] != v[j] ? 2 : 1;
-                    }
-                }
+                m.take(load_lanes<T, V>(row + static_cast<uint32_t>(ix) * g.c));
             }
         }
-        store_lanes<T, V>(y + pix * static_cast<uint32_t>(g.c) + c0, out);
+        store_lanes<T, V>(y + pix * static_cast<uint32_t>(g.c) + c0, m.out);
     }
 }
 
@@ -139,33 +152,17 @@ __global__ void __launch_bounds__(kPoolThreads)
         const int64_t n = pix / (p.out_w * p.out_h);
         const int64_t y0 = oy * p.stride_h - p.pad_top;
         const int64_t x0 = ox * p.stride_w - p.pad_left;
-        float best[V];
-        int state[V];  // 0: no tap yet, 1: a value, 2: NaN (final)
-        Lanes<T, V> out;
-        for (int j = 0; j < V; ++j) {
-            best[j] = 0.0f;
-            state[j] = 0;
-            out.v[j] = T{};
-        }
+        window_max<E, V> m;
         for (int64_t ky = 0; ky < p.kernel_h; ++ky) {
             const int64_t iy = y0 + ky * p.dilation_h;
             if (iy < 0 || iy >= p.in_h) continue;
             for (int64_t kx = 0; kx < p.kernel_w; ++kx) {
                 const int64_t ix = x0 + kx * p.dilation_w;
                 if (ix < 0 || ix >= p.in_w) continue;
-                const Lanes<T, V> in = load_lanes<T, V>(x + ((n * p.in_h + iy) * p.in_w + ix) * p.c + c0);
-                for (int j = 0; j < V; ++j) {
-                    if (state[j] == 2) continue;
-                    const float v = E::decode(in.v[j]);
-                    if (state[j] == 0 || v != v || v > best[j]) {
-                        best[j] = v;
-                        out.v[j] = in.v[j];
-                        state[j] = v != v ? 2 : 1;
-                    }
-                }
+                m.take(load_lanes<T, V>(x + ((n * p.in_h + iy) * p.in_w + ix) * p.c + c0));
             }
         }
-        store_lanes<T, V>(y + pix * p.c + c0, out);
+        store_lanes<T, V>(y + pix * p.c + c0, m.out);
     }
 }
 
