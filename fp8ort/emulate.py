@@ -133,11 +133,32 @@ class FP8MaxPool(OpRun):
         return (y,)
 
 
+class FP8Attention(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self,
+        *args: np.ndarray | None,
+        num_heads: int | None = None,
+        scale: float | None = None,
+        nan_to_zero: int | None = None,
+        output_dtype: int | None = None,
+    ) -> tuple[np.ndarray]:
+        y = ref.fp8_attention(
+            *[_opt(args, i) for i in range(5)],
+            num_heads=num_heads or 0,
+            scale=scale,
+            nan_to_zero=nan_to_zero or 0,
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT,
+        )
+        return (y,)
+
+
 def reference_session(model: onnx.ModelProto | ir.Model | str) -> ReferenceEvaluator:
     """An ``onnx.reference`` evaluator that runs ``com.fp8ort`` nodes with ``fp8ort.reference``."""
     if isinstance(model, ir.Model):
         model = ir.to_proto(model)
-    return ReferenceEvaluator(model, new_ops=[FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize, FP8MaxPool])
+    return ReferenceEvaluator(model, new_ops=[FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize, FP8MaxPool, FP8Attention])
 
 
 def run_reference(model: onnx.ModelProto | ir.Model | str, feed: dict[str, np.ndarray]) -> list[np.ndarray]:

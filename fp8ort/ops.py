@@ -29,6 +29,7 @@ INPUT_NAMES = {
     "FP8Quantize": ["X", "scale"],
     "FP8Dequantize": ["X", "scale"],
     "FP8MaxPool": ["X"],
+    "FP8Attention": ["Q", "K", "V", "attn_bias", "y_scale"],
 }
 NO_OUTPUT_DTYPE = ("FP8MaxPool",)  # ops whose output has their input's type
 
@@ -72,7 +73,7 @@ def make_op_model(
         else:
             inits.append(numpy_helper.from_array(arr, name))
     if op_type in NO_OUTPUT_DTYPE:
-        out_type = output_dtype if output_dtype is not None else onnx_type_of(np.asarray(inputs["X"]))
+        out_type = output_dtype if output_dtype is not None else onnx_type_of(np.asarray(inputs[names[0]]))
     else:
         if output_dtype is None:
             output_dtype = TensorProto.FLOAT8E4M3FN if op_type == "FP8Quantize" else TensorProto.FLOAT

@@ -381,3 +381,78 @@ def fp8_max_pool(
                     found[...] = True
             y[:, oy, ox] = out
     return y
+
+
+def fp8_attention(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    attn_bias: np.ndarray | None = None,
+    y_scale: np.ndarray | None = None,
+    *,
+    num_heads: int,
+    scale: float | None = None,
+    nan_to_zero: int = 0,
+    output_dtype: int = TensorProto.FLOAT,
+) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8Attention``: multi-head attention on ``[B, S, H*D]`` projections.
+
+    ``s = (Q_h @ K_h^T) * scale + attn_bias``, ``p = softmax(s)`` over the keys (max subtracted), ``Y_h = p @ V_h``,
+    heads side by side in ``Y`` ``[B, S, H*Dv]``; sums in float64, each step rounded to float32. A row whose
+    probabilities are NaN gives NaN, or zeros with ``nan_to_zero=1``. FP8 ``output_dtype``: ``q(Y, y_scale)``.
+    """
+    for name, t in (("Q", Q), ("K", K), ("V", V)):
+        if t.dtype != np.float32 or t.ndim != 3:
+            raise ValueError(f"{name} must be 3-D float32 [B, S, hidden]; got {t.dtype} {list(t.shape)}")
+    h = int(num_heads)
+    if h < 1:
+        raise ValueError(f"num_heads must be >= 1; got {h}")
+    (b, s, qk), (bk, t, kk), (bv, tv, vv) = Q.shape, K.shape, V.shape
+    if not b == bk == bv:
+        raise ValueError(f"Q, K and V must have the same batch size; got {b}, {bk}, {bv}")
+    if t != tv:
+        raise ValueError(f"K and V must have the same length T; got {t} and {tv}")
+    if qk != kk or qk % h or vv % h:
+        raise ValueError(
+            f"num_heads={h} must divide Q/K's and V's last dimensions, and Q and K must match; got {qk}, {kk}, {vv}"
+        )
+    d, dv = qk // h, vv // h
+    sc = np.float32((1.0 / math.sqrt(d) if d else 1.0) if scale is None else scale)
+    if not np.isfinite(sc):
+        raise ValueError(f"scale must be finite; got {scale}")
+    if nan_to_zero not in (0, 1):
+        raise ValueError(f"nan_to_zero must be 0 or 1; got {nan_to_zero}")
+    if output_dtype != TensorProto.FLOAT and not nx.is_fp8(output_dtype):
+        raise ValueError(f"output_dtype must be FLOAT or an FP8 type; got {output_dtype}")
+    qh = Q.reshape(b, s, h, d).transpose(0, 2, 1, 3).astype(np.float64)
+    kh = K.reshape(b, t, h, d).transpose(0, 2, 1, 3).astype(np.float64)
+    vh = V.reshape(b, t, h, dv).transpose(0, 2, 1, 3).astype(np.float64)
+    with np.errstate(all="ignore"):
+        scores = (qh @ kh.transpose(0, 1, 3, 2)).astype(np.float32) * sc
+        if attn_bias is not None:
+            bias = np.asarray(attn_bias)
+            if bias.dtype != np.float32 or not 1 <= bias.ndim <= 4:
+                raise ValueError(f"attn_bias must be float32 of rank 1 to 4; got {bias.dtype} {list(bias.shape)}")
+            try:
+                np.broadcast_shapes(bias.shape, scores.shape)
+            except ValueError:
+                raise ValueError(
+                    f"attn_bias {list(bias.shape)} does not broadcast to the scores [B, H, S, T] = {list(scores.shape)}"
+                ) from None
+            if np.broadcast_shapes(bias.shape, scores.shape) != scores.shape:
+                raise ValueError(f"attn_bias {list(bias.shape)} does not broadcast to the scores {list(scores.shape)}")
+            scores = scores + bias
+        if t == 0:  # no keys: zeros, as the unfused MatMul over an empty axis
+            scores = np.zeros((b, h, s, 0), np.float32)
+        m = scores.max(axis=-1, keepdims=True) if t else np.zeros((b, h, s, 1), np.float32)
+        e = np.exp((scores - m).astype(np.float64)).astype(np.float32)
+        p = (e / e.sum(axis=-1, keepdims=True, dtype=np.float64).astype(np.float32)).astype(np.float32)
+        if nan_to_zero:
+            p = np.where(np.isnan(p), np.float32(0), p)
+        y = (p.astype(np.float64) @ vh).astype(np.float32)
+    y = np.ascontiguousarray(y.transpose(0, 2, 1, 3).reshape(b, s, h * dv))
+    if nx.is_fp8(output_dtype):
+        if y_scale is None:
+            raise ValueError("an FP8 output_dtype needs y_scale")
+        return nx.quantize(y, y_scale, nx.get_format(output_dtype))
+    return y

@@ -66,6 +66,21 @@ typedef struct fp8ort_max_pool_params {
 FP8ORT_GPU_API fp8ort_status fp8ort_max_pool_nhwc(const void* x, void* y, fp8ort_dtype type,
                                                   const fp8ort_max_pool_params* p, void* stream);
 
+/* FP8Attention (docs/operators.md): Y[b, i, h*dv + e] = sum_j softmax_j(Q_h[i] . K_h[j] * scale + bias) V_h[j, e]
+ * for Q [b, s, h*d], K [b, t, h*d], V [b, t, h*dv] (float32, contiguous); attn_bias (or NULL) read at
+ * b * bias_stride[0] + h * bias_stride[1] + i * bias_stride[2] + j * bias_stride[3] (0 on broadcast axes). Rows with
+ * NaN probabilities give NaN, or 0 with nan_to_zero. y_type FLOAT, or FP8 as q(Y, *y_scale) (device pointer).
+ * Head sizes d = dv <= 128 (FP8ORT_UNSUPPORTED otherwise). */
+typedef struct fp8ort_attention_params {
+    int64_t b, s, t, h, d, dv;
+    int64_t bias_stride[4];
+    float scale;
+    int nan_to_zero;
+} fp8ort_attention_params;
+FP8ORT_GPU_API fp8ort_status fp8ort_attention(const float* q, const float* k, const float* v, const float* attn_bias,
+                                              const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
+                                              const float* y_scale, void* stream);
+
 /* Channels-last activations padded with zero channels, for convolutions whose channel count the tensor-core
  * kernels cannot take (in_c % 16 != 0): Y[p, j] = q(X[p, j], *scale) for j < c, 0 for c <= j < c_out (saturating).
  * X is FLOAT/FLOAT16/BFLOAT16, or FP8 of y_type (then copied; scale unused). */

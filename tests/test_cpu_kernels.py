@@ -317,3 +317,86 @@ def test_fp8_max_pool_nan_and_signed_zero_rules(library):
     for v in (y, nx.quantize(y, np.float32(1.0), nx.E4M3FN)):
         got = ops.run(ops.make_op_model("FP8MaxPool", {"X": v}, kernel_shape=[2, 2]), {"X": v})[0]
         assert np.isnan(got.astype(np.float32)).all()
+
+
+# ---------------------------------------------------------------------------------------------- FP8Attention
+
+ATTENTION_OUTPUTS = {"f32": TensorProto.FLOAT, "e4m3fn": TensorProto.FLOAT8E4M3FN, "e5m2": TensorProto.FLOAT8E5M2}
+
+
+def attention_case(rng: np.random.Generator, out_type: int, max_head: int = 24, max_seq: int = 20) -> tuple[dict, dict]:
+    """Fresh random Q, K, V (some heads with large values so that an FP8 output saturates), an additive mask of a
+    random broadcast shape (rank 1 to 4) with finfo.min and -inf entries (a few rows wholly masked: NaN rows), and
+    random attributes. Returns (inputs, attributes)."""
+    b, s, t, h = (
+        int(rng.integers(1, 4)),
+        int(rng.integers(1, max_seq)),
+        int(rng.integers(1, 70)),
+        int(rng.integers(1, 4)),
+    )
+    d = int(rng.integers(1, max_head + 1))
+    dv = d if rng.random() < 0.7 else int(rng.integers(1, max_head + 1))
+    q = (rng.standard_normal((b, s, h * d)) * 2).astype(np.float32)
+    k = rng.standard_normal((b, t, h * d)).astype(np.float32)
+    v = (rng.standard_normal((b, t, h * dv)) * 50).astype(np.float32)  # |Y| past E4M3's 448 with y_scale 0.05
+    inputs: dict = {"Q": q, "K": k, "V": v}
+    attrs: dict = {"num_heads": h, "nan_to_zero": int(rng.integers(0, 2))}
+    if rng.random() < 0.5:
+        attrs["scale"] = float(rng.uniform(0.05, 1.0))
+    if rng.random() < 0.8:
+        full = [b, h, s, t]
+        rank = int(rng.integers(1, 5))
+        shape = [full[4 - rank + i] if rng.random() < 0.6 else 1 for i in range(rank)]
+        shape[-1] = t if rng.random() < 0.8 else 1
+        bias = (rng.standard_normal(shape) * 3).astype(np.float32)
+        bias[rng.random(shape) < 0.2] = np.finfo(np.float32).min
+        bias[rng.random(shape) < 0.05] = -np.inf
+        if rank >= 2 and shape[-1] == t and rng.random() < 0.5:
+            bias[..., 0, :] = -np.inf  # a wholly masked row: NaN probabilities
+        inputs["attn_bias"] = bias
+    if nx.is_fp8(out_type):
+        inputs["y_scale"] = np.float32(0.05)
+    return inputs, attrs
+
+
+def attention_reference(inputs: dict, attrs: dict, out_type: int) -> np.ndarray:
+    q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+    bias, y_scale = inputs.get("attn_bias"), inputs.get("y_scale")
+    return reference.fp8_attention(q, k, v, bias, y_scale, output_dtype=out_type, **attrs)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("out", list(ATTENTION_OUTPUTS), ids=list(ATTENTION_OUTPUTS))
+def test_fp8_attention(out, seed, library):
+    """Bit-exact with the reference (the CPU kernel rounds where the reference does; its double sums differ only
+    in order) on fresh shapes, broadcast masks, wholly masked rows (NaN, or zeros with nan_to_zero) and saturating
+    FP8 outputs; the output buffer is poisoned first."""
+    out_type = ATTENTION_OUTPUTS[out]
+    inputs, attrs = attention_case(np.random.default_rng(4000 + seed), out_type)
+    want = attention_reference(inputs, attrs, out_type)
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
+    feeds = {n: inputs[n] for n in ("Q", "K", "V")}
+    got = run_poisoned(model, feeds, want.shape, out_type, library)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), f"{np.count_nonzero(got.view(np.uint8) != want.view(np.uint8))} bytes"
+
+
+def test_fp8_attention_cases_cover_the_contract():
+    """The random cases above reach every corner they are meant to: saturated FP8 outputs, NaN rows with and
+    without nan_to_zero, every bias rank, D != Dv."""
+    seen = set()
+    for seed in range(8):
+        for out_type in ATTENTION_OUTPUTS.values():
+            inputs, attrs = attention_case(np.random.default_rng(4000 + seed), out_type)
+            y = attention_reference(inputs, {**attrs}, TensorProto.FLOAT)
+            if nx.is_fp8(out_type) and (np.abs(y) / 0.05 > nx.get_format(out_type).max).any():
+                seen.add("saturated")
+            if np.isnan(y).any():
+                seen.add("nan rows")
+            if attrs["nan_to_zero"] and np.isnan(attention_reference(inputs, {**attrs, "nan_to_zero": 0}, 1)).any():
+                seen.add("zeroed rows")
+            if "attn_bias" in inputs:
+                seen.add(f"bias rank {inputs['attn_bias'].ndim}")
+            if inputs["V"].shape[2] * inputs["Q"].shape[2] and inputs["V"].shape[2] != inputs["Q"].shape[2]:
+                seen.add("d != dv")
+    assert seen >= {"saturated", "nan rows", "zeroed rows", "d != dv", *(f"bias rank {r}" for r in range(1, 5))}, seen

@@ -242,3 +242,49 @@ def test_fp8_max_pool_errors(attrs, x, patterns, library):
     x = np.zeros((1, 5, 5, 3), np.float32) if x is None else x
     model = ops.make_op_model("FP8MaxPool", {"X": x}, **attrs)  # Y declared with X's type, as inference gives it
     _fails(model, {"X": x}, library, *patterns)
+
+
+def _attention_inputs(**changes):
+    rng = np.random.default_rng(0)
+    inputs = {
+        "Q": rng.standard_normal((2, 3, 8)).astype(np.float32),
+        "K": rng.standard_normal((2, 5, 8)).astype(np.float32),
+        "V": rng.standard_normal((2, 5, 8)).astype(np.float32),
+    }
+    inputs.update(changes)
+    return {k: v for k, v in inputs.items() if v is not None}
+
+
+@pytest.mark.parametrize(
+    "inputs, attrs, out_type, patterns",
+    [
+        (_attention_inputs(), {}, 1, ["FP8Attention", "num_heads", "required"]),
+        (_attention_inputs(), {"num_heads": 3}, 1, ["FP8Attention", "num_heads=3", "divide"]),
+        (_attention_inputs(Q=np.zeros((2, 3, 2, 4), np.float32)), {"num_heads": 2}, 1, ["FP8Attention", "Q", "3-D"]),
+        (_attention_inputs(K=np.zeros((1, 5, 8), np.float32)), {"num_heads": 2}, 1, ["FP8Attention", "batch size"]),
+        (_attention_inputs(V=np.zeros((2, 4, 8), np.float32)), {"num_heads": 2}, 1, ["FP8Attention", "length T"]),
+        (_attention_inputs(K=np.zeros((2, 5, 6), np.float32)), {"num_heads": 2}, 1, ["FP8Attention", "last dimension"]),
+        (
+            _attention_inputs(attn_bias=np.zeros((2, 1, 3, 4), np.float32)),
+            {"num_heads": 2},
+            1,
+            ["FP8Attention", "attn_bias", "broadcast"],
+        ),
+        (
+            _attention_inputs(attn_bias=np.zeros((5,), np.float64)),
+            {"num_heads": 2},
+            1,
+            ["FP8Attention", "attn_bias", "float64"],
+        ),
+        (_attention_inputs(Q=np.zeros((2, 3, 8), np.float16)), {"num_heads": 2}, 1, ["FP8Attention", "Q", "float16"]),
+        (_attention_inputs(), {"num_heads": 2}, 17, ["FP8Attention", "y_scale"]),
+        (_attention_inputs(y_scale=np.float32(0.0)), {"num_heads": 2}, 17, ["FP8Attention", "y_scale", "> 0"]),
+        (_attention_inputs(y_scale=np.float32(np.nan)), {"num_heads": 2}, 17, ["FP8Attention", "y_scale", "finite"]),
+        (_attention_inputs(), {"num_heads": 2}, 10, ["FP8Attention", "output_dtype"]),
+        (_attention_inputs(), {"num_heads": 2, "nan_to_zero": 2}, 1, ["FP8Attention", "nan_to_zero"]),
+        (_attention_inputs(), {"num_heads": 2, "scale": float("inf")}, 1, ["FP8Attention", "scale", "finite"]),
+    ],
+)
+def test_fp8_attention_errors(inputs, attrs, out_type, patterns, library):
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
+    _fails(model, {n: inputs[n] for n in ("Q", "K", "V")}, library, *patterns)

@@ -18,6 +18,7 @@ std::unique_ptr<Kernel> create_cpu_matmul(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_quantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_dequantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_max_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_cpu_attention(const OrtKernelInfo* info);
 
 // Geometry of a convolution run as a GEMM (a MatMul is a 1x1 NHWC convolution over its rows).
 struct ConvGeometry {

@@ -472,8 +472,49 @@ class GpuMaxPool final : public Kernel {
   MaxPoolAttrs attrs_;
 };
 
+// FP8Attention: the contract's checks (ops/op_common), then one launch on the compute stream; y_scale stays on the
+// device.
+class GpuAttention final : public Kernel {
+ public:
+  explicit GpuAttention(const OrtKernelInfo* info) {
+    oc_ = {"FP8Attention", node_name(info)};
+    attrs_ = parse_attention_attrs(info);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const AttentionRun run = begin_attention(ctx, attrs_);
+    const AttentionShape& s = run.shape;
+    if (s.d != s.dv || s.d > 128) {
+      fail("head sizes D=" + std::to_string(s.d) + " (Q, K) and Dv=" + std::to_string(s.dv) +
+           " (V): the GPU kernel takes D = Dv <= 128; run this model on the CPU device or quantize it with "
+           "QuantizeConfig(fuse_attention=False)");
+    }
+    fp8ort_attention_params p{};
+    p.b = s.b;
+    p.s = s.s;
+    p.t = s.t;
+    p.h = s.h;
+    p.d = s.d;
+    p.dv = s.dv;
+    for (int i = 0; i < 4; ++i) p.bias_stride[i] = s.bias_stride[i];
+    p.scale = s.scale;
+    p.nan_to_zero = attrs_.nan_to_zero ? 1 : 0;
+    const float* y_scale = is_fp8_type(attrs_.output_type) ? static_cast<const float*>(run.y_scale.data) : nullptr;
+    gpu_check(fp8ort_attention(static_cast<const float*>(run.q.data), static_cast<const float*>(run.k.data),
+                               static_cast<const float*>(run.v.data),
+                               run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr, &p,
+                               run.y.mutable_data, static_cast<fp8ort_dtype>(attrs_.output_type), y_scale,
+                               compute_stream(ctx)),
+              "fp8ort_attention");
+  }
+
+ private:
+  AttentionAttrs attrs_;
+};
+
 }  // namespace
 
+std::unique_ptr<Kernel> create_gpu_attention(const OrtKernelInfo* info) { return std::make_unique<GpuAttention>(info); }
 std::unique_ptr<Kernel> create_gpu_max_pool(const OrtKernelInfo* info) { return std::make_unique<GpuMaxPool>(info); }
 std::unique_ptr<Kernel> create_gpu_conv(const OrtKernelInfo* info) { return std::make_unique<GpuConv>(info); }
 std::unique_ptr<Kernel> create_gpu_matmul(const OrtKernelInfo* info) { return std::make_unique<GpuMatMul>(info); }

@@ -12,5 +12,6 @@ std::unique_ptr<Kernel> create_gpu_matmul(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gpu_quantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gpu_dequantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gpu_max_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_attention(const OrtKernelInfo* info);
 
 }  // namespace fp8ort

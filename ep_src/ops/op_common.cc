@@ -574,4 +574,100 @@ MaxPoolRun begin_max_pool(OrtKernelContext* ctx, const MaxPoolAttrs& a) {
   return r;
 }
 
+AttentionAttrs parse_attention_attrs(const OrtKernelInfo* info) {
+  AttentionAttrs a;
+  a.num_heads = attr_int(info, "num_heads", 0);
+  if (a.num_heads < 1) fail("attribute num_heads is required and must be >= 1; got " + std::to_string(a.num_heads));
+  a.has_scale = has_attr(info, "scale");
+  a.scale = attr_float(info, "scale", 1.0f);
+  if (!std::isfinite(a.scale)) fail("attribute scale must be finite; got " + std::to_string(a.scale));
+  const int64_t nz = attr_int(info, "nan_to_zero", 0);
+  if (nz != 0 && nz != 1) fail("attribute nan_to_zero must be 0 or 1; got " + std::to_string(nz));
+  a.nan_to_zero = nz == 1;
+  a.output_type = attr_elem_type(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  if (a.output_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && !is_fp8_type(a.output_type)) {
+    const int64_t dt = a.output_type;
+    fail("attribute output_dtype=" + std::to_string(dt) + " is not allowed; use FLOAT (1) or an FP8 type (17-20)");
+  }
+  return a;
+}
+
+AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
+                               const std::vector<int64_t>& v, const std::vector<int64_t>* bias_shape) {
+  const char* names[3] = {"Q", "K", "V"};
+  const std::vector<int64_t>* shapes[3] = {&q, &k, &v};
+  for (int i = 0; i < 3; ++i) {
+    if (shapes[i]->size() != 3) {
+      fail(std::string("input ") + names[i] + " must be 3-D [batch, sequence, heads * head_size]; got shape " +
+           shape_str(*shapes[i]));
+    }
+  }
+  if (q[0] != k[0] || q[0] != v[0]) {
+    fail("inputs Q, K and V must have the same batch size; got " + shape_str(q) + ", " + shape_str(k) + ", " +
+         shape_str(v));
+  }
+  if (k[1] != v[1]) fail("inputs K and V must have the same length T; got " + shape_str(k) + " and " + shape_str(v));
+  if (q[2] != k[2]) fail("inputs Q and K must have the same last dimension; got " + shape_str(q) + " and " + shape_str(k));
+  const int64_t h = a.num_heads;
+  if (q[2] % h != 0 || v[2] % h != 0) {
+    fail("num_heads=" + std::to_string(h) + " must divide the last dimensions of Q/K (" + std::to_string(q[2]) +
+         ") and V (" + std::to_string(v[2]) + ")");
+  }
+  AttentionShape s;
+  s.b = q[0];
+  s.s = q[1];
+  s.t = k[1];
+  s.h = h;
+  s.d = q[2] / h;
+  s.dv = v[2] / h;
+  s.scale = a.has_scale ? a.scale : (s.d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d))) : 1.0f);
+  s.y_shape = {s.b, s.s, v[2]};
+  if (bias_shape != nullptr) {
+    const std::vector<int64_t>& bs = *bias_shape;
+    const int64_t full[4] = {s.b, s.h, s.s, s.t};
+    if (bs.empty() || bs.size() > 4) {
+      fail("input attn_bias must have rank 1 to 4 (broadcast to [batch, heads, S, T]); got shape " + shape_str(bs));
+    }
+    int64_t stride = 1;
+    for (int i = 3, j = static_cast<int>(bs.size()) - 1; i >= 0; --i, --j) {
+      const int64_t dim = j >= 0 ? bs[j] : 1;
+      if (dim != 1 && dim != full[i]) {
+        fail("input attn_bias " + shape_str(bs) + " does not broadcast to the scores [batch, heads, S, T] = " +
+             shape_str({s.b, s.h, s.s, s.t}));
+      }
+      s.bias_stride[i] = dim == 1 ? 0 : stride;
+      stride *= dim;
+    }
+  }
+  return s;
+}
+
+AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a) {
+  AttentionRun r;
+  r.q = input(ctx, 0);
+  r.k = input(ctx, 1);
+  r.v = input(ctx, 2);
+  r.bias = input(ctx, 3);
+  r.y_scale = input(ctx, 4);
+  const char* names[3] = {"Q", "K", "V"};
+  const Tensor* qkv[3] = {&r.q, &r.k, &r.v};
+  for (int i = 0; i < 3; ++i) {
+    require_type(*qkv[i], names[i], qkv[i]->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  }
+  if (r.bias.present()) {
+    require_type(r.bias, "attn_bias", r.bias.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  }
+  r.shape = attention_shape(a, r.q.shape, r.k.shape, r.v.shape, r.bias.present() ? &r.bias.shape : nullptr);
+  if (is_fp8_type(a.output_type)) {
+    if (!r.y_scale.present()) fail("output_dtype is FP8 and needs y_scale (input 4)");
+    require_type(r.y_scale, "y_scale", r.y_scale.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+    if (r.y_scale.size != 1) {
+      fail("input y_scale must be a float32 scalar (one element); got shape " + shape_str(r.y_scale.shape));
+    }
+  }
+  r.y = output(ctx, 0, r.shape.y_shape);
+  check_output_type(r.y, a.output_type);
+  return r;
+}
+
 }  // namespace fp8ort

@@ -154,4 +154,35 @@ struct MaxPoolRun {
 };
 MaxPoolRun begin_max_pool(OrtKernelContext* ctx, const MaxPoolAttrs& a);
 
+// FP8Attention: attributes, checked once when the kernel is made.
+struct AttentionAttrs {
+  int64_t num_heads = 0;
+  bool has_scale = false;  // absent: 1/sqrt(D), known once Q's shape is
+  float scale = 1.0f;
+  bool nan_to_zero = false;
+  ONNXTensorElementDataType output_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+};
+AttentionAttrs parse_attention_attrs(const OrtKernelInfo* info);
+
+// Q [b, s, h*d], K [b, t, h*d], V [b, t, h*dv]; attn_bias broadcast to [b, h, s, t] through element strides (0 on
+// a broadcast axis).
+struct AttentionShape {
+  int64_t b, s, t, h, d, dv;
+  float scale;
+  int64_t bias_stride[4] = {0, 0, 0, 0};  // b, h, s, t
+  std::vector<int64_t> y_shape;           // [b, s, h*dv]
+};
+// Checks the shapes against the contract (the messages name the input and the fix); bias_shape empty: no bias.
+AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
+                               const std::vector<int64_t>& v, const std::vector<int64_t>* bias_shape);
+
+// A kernel's FP8Attention run up to the arithmetic, the same on every device: inputs checked, the geometry, Y
+// allocated with output_dtype's type. y_scale is checked for presence, type and size here; its value is read by
+// the kernel (the CPU kernel checks it too, see read_scalar_scale).
+struct AttentionRun {
+  Tensor q, k, v, bias, y_scale, y;
+  AttentionShape shape;
+};
+AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a);
+
 }  // namespace fp8ort

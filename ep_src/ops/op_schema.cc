@@ -193,6 +193,16 @@ void infer_matmul(OrtShapeInferContext* ctx, Dims& y) {
   y.names.back() = n < 0 ? (trans_b ? b.names[0] : b.names[1]) : "";
 }
 
+// Y [B, S, H*Dv] from Q [B, S, .] and V [., ., H*Dv]; the kernel checks the rest.
+void infer_attention(OrtShapeInferContext* ctx, Dims& y) {
+  Dims q, v;
+  if (!input_dims(ctx, 0, &q) || !input_dims(ctx, 2, &v)) return;
+  if (q.values.size() != 3) fail("input Q must be 3-D; got rank " + std::to_string(q.values.size()));
+  if (v.values.size() != 3) fail("input V must be 3-D; got rank " + std::to_string(v.values.size()));
+  y = q;
+  y.values[2] = v.values[2];
+  y.names[2] = v.names[2];
+}
 
 ONNXTensorElementDataType infer_input_type(OrtShapeInferContext* ctx, size_t index) {
   size_t count = 0;
@@ -217,7 +227,10 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
     if (t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) continue;
     bool ok;
     const char* expected;
-    if (i == 0 && kind == OpKind::kMaxPool) {
+    if (kind == OpKind::kAttention) {
+      ok = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+      expected = "float32";
+    } else if (i == 0 && kind == OpKind::kMaxPool) {
       ok = is_max_pool_type(t);
       expected = kMaxPoolTypes;
     } else if (i == 0 && kind == OpKind::kQuantize) {
@@ -245,10 +258,10 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
 #if defined(FP8ORT_WITH_GPU)
 constexpr KernelFactory kGpuConv = create_gpu_conv, kGpuMatMul = create_gpu_matmul,
                         kGpuQuantize = create_gpu_quantize, kGpuDequantize = create_gpu_dequantize,
-                        kGpuMaxPool = create_gpu_max_pool;
+                        kGpuMaxPool = create_gpu_max_pool, kGpuAttention = create_gpu_attention;
 #else
 constexpr KernelFactory kGpuConv = nullptr, kGpuMatMul = nullptr, kGpuQuantize = nullptr, kGpuDequantize = nullptr,
-                        kGpuMaxPool = nullptr;
+                        kGpuMaxPool = nullptr, kGpuAttention = nullptr;
 #endif
 
 }  // namespace
@@ -268,6 +281,8 @@ const std::vector<OpSchema>& op_schemas() {
        kGpuDequantize},
       {OpKind::kMaxPool, "FP8MaxPool", kOpSinceVersion, {"X"}, 1, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
        create_cpu_max_pool, kGpuMaxPool},
+      {OpKind::kAttention, "FP8Attention", kOpSinceVersion, {"Q", "K", "V", "attn_bias", "y_scale"}, 3, 1, kF32,
+       create_cpu_attention, kGpuAttention},
   };
   return table;
 }
@@ -288,6 +303,7 @@ void infer_type_and_shape(const OpSchema& op, OrtShapeInferContext* ctx) {
       case OpKind::kConv: infer_conv(ctx, y); break;
       case OpKind::kMatMul: infer_matmul(ctx, y); break;
       case OpKind::kMaxPool: infer_max_pool(ctx, y); break;
+      case OpKind::kAttention: infer_attention(ctx, y); break;
       default: input_dims(ctx, 0, &y); break;
     }
   } catch (const OpError&) {

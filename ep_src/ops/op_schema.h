@@ -15,7 +15,7 @@ namespace fp8ort {
 constexpr const char* kOpDomain = "com.fp8ort";
 constexpr int kOpSinceVersion = 1;
 
-enum class OpKind { kConv, kMatMul, kQuantize, kDequantize, kMaxPool };
+enum class OpKind { kConv, kMatMul, kQuantize, kDequantize, kMaxPool, kAttention };
 
 struct OpSchema {
   OpKind kind;

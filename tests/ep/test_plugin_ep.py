@@ -24,6 +24,7 @@ from fp8ort import ops
 from .._util import activations, fp8_weights
 from ..quantization import qmodels
 from ..test_cpu_kernels import (
+    ATTENTION_OUTPUTS,
     CONV_CASES,
     CONV_VARIANTS,
     MATMUL_SHAPES,
@@ -34,6 +35,7 @@ from ..test_cpu_kernels import (
     _conv_inputs,
     _make_tensor,
     _variant_id,
+    attention_case,
     max_pool_case,
 )
 
@@ -145,6 +147,15 @@ def test_fp8_quantize_and_dequantize_on_the_ep(fmt, x_dtype, rng, library):
 def test_fp8_max_pool_on_the_ep(dtype, seed, library):
     x, attrs = max_pool_case(np.random.default_rng(2000 + seed), dtype)
     _check_op(ops.make_op_model("FP8MaxPool", {"X": x}, **attrs), {"X": x}, library)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("out", list(ATTENTION_OUTPUTS), ids=list(ATTENTION_OUTPUTS))
+def test_fp8_attention_on_the_ep(out, seed, library):
+    out_type = ATTENTION_OUTPUTS[out]
+    inputs, attrs = attention_case(np.random.default_rng(5000 + seed), out_type)
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
+    _check_op(model, {n: inputs[n] for n in ("Q", "K", "V")}, library)
 
 
 def _quantized(model: ir.Model, layout: str = "NCHW") -> onnx.ModelProto:

@@ -134,6 +134,60 @@ def test_max_pool_on_gpu_device_matches_the_reference(dtype, seed, channels, lib
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2])
+@pytest.mark.parametrize("head", [24, 64, 128])  # the two kernel variants (head size <= 64, <= 128)
+def test_attention_on_gpu_device_matches_the_reference(head, out_type, seed, library):
+    """FP8Attention on the GPU device against the reference: float32 sums in another order, so float outputs agree
+    within float32 rounding and FP8 outputs within one step of the format (nearly all identical); NaN rows (wholly
+    masked) and zeroed rows (nan_to_zero) exactly where the reference has them. The output is poisoned first."""
+    from ..test_cpu_kernels import attention_case, attention_reference
+
+    rng = np.random.default_rng(6000 + seed)
+    inputs, attrs = attention_case(rng, out_type, max_head=head, max_seq=150)  # several query tiles
+    b, s, _ = inputs["Q"].shape
+    t, h = inputs["K"].shape[1], attrs["num_heads"]
+    d = int(rng.integers(head // 2 + 1, head + 1))  # the kernel variant's upper range, D = Dv
+    inputs["Q"] = (rng.standard_normal((b, s, h * d)) * 2).astype(np.float32)
+    inputs["K"] = rng.standard_normal((b, t, h * d)).astype(np.float32)
+    inputs["V"] = (rng.standard_normal((b, t, h * d)) * 50).astype(np.float32)
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    feeds = {n: inputs[n] for n in ("Q", "K", "V")}
+    want = attention_reference(inputs, attrs, out_type)
+    if nx.is_fp8(out_type):
+        got = ops.run(sess, feeds)[0]
+    else:  # Y bound to device memory holding a NaN pattern first: every element must be written
+        vendor = fp8ort.select_device("gpu").device.vendor_id
+        binding = sess.io_binding()
+        keep = [ort.OrtValue.ortvalue_from_numpy(v, "gpu", 0, vendor) for v in feeds.values()]
+        for name, v in zip(feeds, keep):
+            binding.bind_ortvalue_input(name, v)
+        poison = np.full(want.shape, 0x7FC00001, np.uint32).view(np.float32)
+        y = ort.OrtValue.ortvalue_from_numpy(poison, "gpu", 0, vendor)
+        binding.bind_ortvalue_output("Y", y)
+        sess.run_with_iobinding(binding)
+        binding.synchronize_outputs()
+        got = y.numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    w = want.astype(np.float32)
+    g = got.astype(np.float32)
+    assert np.array_equal(np.isnan(g), np.isnan(w)), "NaN rows differ"
+    ok = ~np.isnan(w)
+    if nx.is_fp8(out_type):
+
+        def ordered(a: np.ndarray) -> np.ndarray:  # sign-magnitude codes on one integer line (+0 and -0 alike)
+            c = a.view(np.uint8)[ok].astype(np.int32)
+            return np.where(c & 0x80, -(c & 0x7F), c & 0x7F)
+
+        step = np.abs(ordered(want) - ordered(got))
+        assert step.max(initial=0) <= 1 and (step == 0).mean() >= 0.98, (step.max(initial=0), (step == 0).mean())
+    else:
+        scale = np.abs(w[ok]).max(initial=1.0)
+        assert np.abs(g[ok] - w[ok]).max(initial=0.0) <= 2e-5 * scale
+
+
 def test_quantized_nhwc_model_on_gpu_device(rng, library):
     model = qmodels.resnetish()
     q = ir.to_proto(

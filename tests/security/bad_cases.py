@@ -89,6 +89,21 @@ def _pool(x_shape=(1, 6, 6, 4), x=None, **attrs):
     return build
 
 
+def _attention(q=(2, 3, 8), k=(2, 5, 8), v=(2, 5, 8), bias=None, y_scale=None, **attrs):
+    def build(rng):
+        inputs = {n: rng.standard_normal(shape).astype(np.float32) for n, shape in (("Q", q), ("K", k), ("V", v))}
+        if bias is not None:
+            inputs["attn_bias"] = np.zeros(bias, np.float32)
+        out = attrs.pop("output_dtype", 1)
+        if y_scale is not None:
+            inputs["y_scale"] = np.float32(y_scale)
+        attrs.setdefault("num_heads", 2)
+        model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out, **attrs)
+        return model, {n: inputs[n] for n in ("Q", "K", "V")}
+
+    return build
+
+
 def _set(**values):
     return lambda inputs: inputs.update(values)
 
@@ -173,6 +188,12 @@ CASES: dict[str, Case] = {
     "maxpool-fp8-nan-input": Case(
         _pool(x=lambda r: np.full((1, 6, 6, 4), np.nan, np.float32).astype(nx.E4M3FN.dtype)), [], out_shape=(1, 4, 4, 4)
     ),
+    # FP8Attention
+    "attention-batch-zero": Case(_attention(q=(0, 3, 8), k=(0, 5, 8), v=(0, 5, 8)), [], out_shape=(0, 3, 8)),
+    "attention-no-keys": Case(_attention(k=(2, 0, 8), v=(2, 0, 8)), [], out_shape=(2, 3, 8)),
+    "attention-heads-huge": Case(_attention(num_heads=OVERFLOW), ["FP8Attention", "num_heads"]),
+    "attention-bias-rank-5": Case(_attention(bias=(1, 1, 1, 1, 5)), ["FP8Attention", "attn_bias", "rank"]),
+    "attention-y_scale-negative": Case(_attention(y_scale=-1.0, output_dtype=17), ["FP8Attention", "y_scale"]),
     # FP8Quantize / FP8Dequantize
     "quantize-scale-inf": Case(_unary("FP8Quantize", _f32((5,)), np.float32(np.inf)), ["FP8Quantize", "scale"]),
     "quantize-scale-vector": Case(_unary("FP8Quantize", _f32((5,)), np.ones(2, np.float32)), ["scale", "scalar"]),

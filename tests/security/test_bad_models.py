@@ -31,6 +31,7 @@ _VALUES = "scale values stay in device memory and are not checked on the GPU (th
 _TEXT = "the GPU's shape check gives another message than the CPU's"
 _EMPTY = "the GPU packs the weight before looking at the output size and refuses the zero-size shape"
 GPU_KNOWN = {
+    "attention-y_scale-negative": _VALUES,
     "conv-x_scale-negative": _VALUES,
     "conv-x_scale-zero": _VALUES,
     "conv-x_scale-nan": _VALUES,
