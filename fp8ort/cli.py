@@ -64,6 +64,11 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-fp8-activations", action="store_true", help="keep activations between FP8 ops in float")
     p.add_argument(
+        "--no-fuse-attention",
+        action="store_true",
+        help="keep multi-head attention blocks as float ops instead of one FP8Attention each",
+    )
+    p.add_argument(
         "--accuracy-target-db",
         type=float,
         default=None,
@@ -109,6 +114,7 @@ def _cmd_quantize(args: argparse.Namespace) -> int:
             layout=args.layout,
             fp8_format=args.fp8_format,
             fp8_activations=not args.no_fp8_activations,
+            fuse_attention=not args.no_fuse_attention,
             accuracy_target_db=args.accuracy_target_db,
             bias_correction=not args.no_bias_correction,
             activation_shift={"auto": None, "on": True, "off": False}[args.activation_shift],

@@ -14,6 +14,7 @@ import onnx_ir as ir
 from .. import numerics as nx
 from . import calibration as cal
 from . import model_io as mio
+from .attention import ATTENTION_INFO_KEY, ATTENTION_NODES_KEY, ATTENTION_REASON_KEY
 from .config import METADATA_KEY, QuantizeConfig
 from .errors import QuantizeError
 from .layout import POOL_REASON_KEY
@@ -391,6 +392,7 @@ class Plan:
             acc = self.output_sqnr(self.build("qdq"), names, feeds, self.float_cache[: len(feeds)])
         nodes = self._node_reports(acc)
         _pool_reports(nodes, quantized)
+        _attention_reports(nodes, quantized)
         if self.config.format == "qdq" and any(g.kind != "Conv" for g in quantized_groups):
             self.notes.append(
                 "onnxruntime 1.30 and 1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then "
@@ -499,6 +501,26 @@ def _pool_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:
     for n in nodes:
         if n.op_type == "MaxPool" and n.name in pools:
             n.status, n.reason = pools[n.name]
+
+
+def _attention_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:
+    """Attention blocks: the Softmax line becomes the FP8Attention that replaced the block (its other nodes are
+    fused into it), or says why the block stays float ops."""
+    lines: dict[str, tuple[str, str]] = {}
+    fused: dict[str, str] = {}
+    for node in quantized.graph:
+        if node.domain == "com.fp8ort" and node.op_type == "FP8Attention":
+            lines[node.name] = ("fp8", node.meta.get(ATTENTION_INFO_KEY, "FP8Attention"))
+            for name in node.meta.get(ATTENTION_NODES_KEY, []):
+                if name != node.name:
+                    fused[name] = node.name
+        elif node.op_type == "Softmax" and ATTENTION_REASON_KEY in node.meta:
+            lines[node.name] = ("float", f"attention block left unfused: {node.meta[ATTENTION_REASON_KEY]}")
+    for n in nodes:
+        if n.op_type == "Softmax" and n.name in lines:
+            n.status, n.reason = lines[n.name]
+        elif n.name in fused:
+            n.status, n.reason, n.fused_into = "fused", "", fused[n.name]
 
 
 def _other_reason(op: str) -> str:

@@ -45,6 +45,10 @@ class QuantizeConfig:
         fp8_format: ``e4m3fn`` (OCP FP8, NVIDIA sm_89+, gfx950, gfx12) or ``e4m3fnuz`` (MI300-class gfx942).
         fp8_activations: let FP8 tensors flow between consecutive FP8 ops (the producer re-quantizes to its
             consumer's scale). ``False`` keeps every activation between ops in float.
+        fuse_attention: replace each multi-head attention block (Q/K/V head split, ``MatMul``, scale, mask,
+            ``Softmax``, ``MatMul``, head merge; Hugging Face encoder exports) by one ``com.fp8ort.FP8Attention``
+            (float32 attention, FP8 output for the out-projection with ``fp8_activations``). Format ``fp8ort``
+            only; a block that does not fit stays float with its reason in the report.
         accuracy_target_db: when set, keep the layers with the most output noise per MAC in float until the
             SQNR of the model's outputs against the float model on the calibration data reaches this many dB
             (per-layer sensitivity measured on the calibration data; the report lists the layers kept).
@@ -82,6 +86,7 @@ class QuantizeConfig:
     layout: str = "auto"
     fp8_format: str = "e4m3fn"
     fp8_activations: bool = True
+    fuse_attention: bool = True
     accuracy_target_db: float | None = None
     bias_correction: bool = True
     activation_shift: bool | None = None

@@ -13,10 +13,12 @@ import onnx_ir as ir
 import onnx_ir.passes.common
 
 from .. import numerics as nx
+from .attention import Fp8AttentionPass
 from .config import QuantizeConfig
 from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
 from .prepare import is_std, new_initializer
 from .rules import Group, fp8_outputs
+from .shared_input import ShareInputQuantizePass
 
 DOMAIN = "com.fp8ort"
 TO_NHWC = [0, 2, 3, 1]
@@ -158,6 +160,10 @@ class Fp8OrtEmitter(_Emitter):
             FoldLayoutTransposesPass()(self.model)
             if self.config.fp8_activations:  # FP8 tensors between the ops: a MaxPool between NHWC convs joins them
                 Fp8MaxPoolPass()(self.model)
+        if self.config.fuse_attention:  # multi-head attention blocks become FP8Attention (dead shape code goes below)
+            Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
+        if self.config.fp8_activations:  # a float tensor several FP8 ops quantize alike: one FP8Quantize for all
+            ShareInputQuantizePass()(self.model)
         super().finish()
 
     def to_nhwc(self, v: ir.Value) -> ir.Value:

@@ -113,9 +113,9 @@ def test_matmul_on_cuda_ep(rows, rng, library):
 
 @pytest.mark.parametrize("k", [512, 520], ids=["k512_blaslt", "k520_fallback"])
 def test_large_matmul_on_cuda_ep(k, rng, library):
-    """M*N*K >= 2^27: with FP8ORT_GEMM_BACKEND=auto in the environment K=512 takes the cuBLASLt route where it is
-    available, and K=520 (not a multiple of 16) is refused by it and falls back to fp8ort's own GEMM without an
-    error; by default both run fp8ort's GEMM. Both must match the reference."""
+    """M*N*K >= 2^26: under FP8ORT_GEMM_BACKEND=auto (the CUDA build's default) K=512 takes the cuBLASLt route where
+    it is available, and K=520 (not a multiple of 16) is refused by it and falls back to fp8ort's own GEMM without an
+    error; with FP8ORT_GEMM_BACKEND=ours both run fp8ort's GEMM. Both must match the reference."""
     rows, n = 512, 512
     a = activations(rng, (rows, k), 0.05, np.float16)
     b, bs = fp8_weights(rng, (n, k), axis=0)

@@ -364,7 +364,8 @@ def test_sigmoid_gate_of_another_tensor_fuses_the_sigmoid_only():
     q = fq.quantize(conv_model(tail), calibration_data=_calib(), config=NCHW)
     onnx.checker.check_model(q, full_check=True)
     got = sorted((n.op_type, _attrs(n).get("activation", b"-")) for n in q.graph.node)
-    assert got == [("FP8Conv", b""), ("FP8Conv", b"Sigmoid"), ("Mul", b"-")]
+    # both convs read x with the same scale: one FP8Quantize feeds them (shared_input.py)
+    assert got == [("FP8Conv", b""), ("FP8Conv", b"Sigmoid"), ("FP8Quantize", b"-"), ("Mul", b"-")]
 
 
 FFN = """

@@ -155,7 +155,8 @@ def test_add_of_two_convs_is_fused_once():
     model = qmodels.bottleneck()
     q, rep = fq.quantize(model, calibration_data=qmodels.calib(model), config=NCHW, return_report=True)
     _check(q)
-    assert _ops(q) == ["FP8Conv"] * 4
+    # the block input is quantized once for conv a and the downsample conv, which read it with the same scale
+    assert sorted(_ops(q)) == ["FP8Conv"] * 4 + ["FP8Quantize"]
     fused = next(n for n in q.graph if n.name == "Conv_2")  # conv b absorbs Add + Relu
     assert fused.attributes.get_string("activation") == "Relu"
     z, z_scale = fused.inputs[5], fused.inputs[6]
