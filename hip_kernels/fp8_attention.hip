@@ -5,9 +5,9 @@
 // graph it replaces. Logical warps of 32 lanes (two per wavefront on wave64 AMD GPUs; shuffles of width 32).
 //
 // Per tile each lane scores KPL keys for the 8 rows of its warp (Q rows broadcast from shared memory as float4, K
-// transposed and XOR-swizzled so the transposing stores and the lane-wise reads are both free of bank conflicts),
-// updates the 8 running maxima, writes exp(s - m) to shared memory and accumulates P @ V for DMAX / 32 output
-// columns per lane.
+// transposed into rows of kBk + 1 floats so that the transposing stores and the lane-wise reads are free of bank
+// conflicts), updates the 8 running maxima, writes exp(s - m) to shared memory in place of K^T and accumulates P @ V
+// for DMAX / 32 output columns per lane. Tiles are loaded 16 bytes per thread where D % 4 == 0.
 #include <math.h>
 
 #include "fp8_numerics.h"
@@ -33,10 +33,23 @@ struct AttentionTile {
     static constexpr int kBk = kLanes * KPL;      // keys per tile
     static constexpr int kCols = DMAX / kLanes;   // output columns per lane
     static constexpr int kThreads = WARPS * kLanes;
-    static constexpr size_t kSmemFloats = size_t(kBq) * DMAX + size_t(DMAX) * kBk + size_t(kBk) * DMAX +
-                                          size_t(kBq) * kBk;
+    static constexpr int kKt = kBk + 1;  // row stride of the transposed K tile: conflict-free stores and reads
+    // K^T, then the tile's probabilities in the same place (K is read before P is written)
+    static constexpr size_t kKtFloats = size_t(DMAX) * kKt > size_t(kBq) * kBk ? size_t(DMAX) * kKt : size_t(kBq) * kBk;
+    static constexpr size_t kSmemFloats = size_t(kBq) * DMAX + kKtFloats + size_t(kBk) * DMAX;
+    static_assert(kThreads % (DMAX / 4) == 0 && kKtFloats % 4 == 0, "whole rows of float4 per pass, aligned V");
     static constexpr size_t kSmemBytes = kSmemFloats * sizeof(float);
 };
+
+// Four floats of row `row` of a [rows, ld] matrix from column c (zeros past `cols` or `rows`); `vec`: one 16-byte
+// load (cols % 4 == 0, aligned rows).
+__device__ __forceinline__ float4 load_quad(const float* base, int64_t ld, int64_t row, int64_t rows, int c, int cols,
+                                            bool vec) {
+    if (row >= rows || c >= cols) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const float* src = base + row * ld + c;
+    if (vec) return *reinterpret_cast<const float4*>(src);
+    return make_float4(src[0], c + 1 < cols ? src[1] : 0.0f, c + 2 < cols ? src[2] : 0.0f, c + 3 < cols ? src[3] : 0.0f);
+}
 
 // Y row store: float32 or q(y, y_scale) into FP8 format F.
 struct StoreF32 {
@@ -62,23 +75,26 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
     constexpr int kBq = Tile::kBq, kBk = Tile::kBk, kCols = Tile::kCols, kThreads = Tile::kThreads;
     extern __shared__ float4 smem_words[];  // float4: the float4 reads below need 16-byte alignment
     float* smem = reinterpret_cast<float*>(smem_words);
-    float* qs = smem;              // [kBq][DMAX]
-    float* kt = qs + kBq * DMAX;   // [DMAX][kBk], key j of row d at d * kBk + (j ^ (d & 31))
-    float* vs = kt + DMAX * kBk;   // [kBk][DMAX]
-    float* ps = vs + kBk * DMAX;   // [kBq][kBk]: exp(s - m) of the current tile
+    float* qs = smem;                       // [kBq][DMAX]
+    float* kt = qs + kBq * DMAX;            // [DMAX][kKt]: key j of column d at d * kKt + j
+    float* ps = kt;                         // [kBq][kBk]: exp(s - m) of the current tile, once K^T is read
+    float* vs = kt + Tile::kKtFloats;       // [kBk][DMAX]
+    constexpr int kKt = Tile::kKt, kQuads = DMAX / 4, kRowsPerPass = kThreads / kQuads;
 
     const int tid = static_cast<int>(threadIdx.x);
     const int warp = tid / kLanes, lane = tid % kLanes;
     const int64_t b = blockIdx.z, h = blockIdx.y, i0 = static_cast<int64_t>(blockIdx.x) * kBq;
     const int64_t qk_row = p.h * p.d, v_row = p.h * p.dv;
     const int d4 = static_cast<int>((p.d + 3) & ~int64_t{3});  // columns read from Q/K: D rounded up to 4, zeros past D
-    const int dv = static_cast<int>(p.dv);
+    const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
+    // tile loads: each thread moves 4 columns (cq .. cq+3) of every kRowsPerPass-th row
+    const int cq = (tid % kQuads) * 4, r_first = tid / kQuads;
+    const bool vec_qk = d % 4 == 0 && reinterpret_cast<uintptr_t>(q) % 16 == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0;
+    const bool vec_v = dv % 4 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
 
     const float* qb = q + b * p.s * qk_row + h * p.d;
-    for (int idx = tid; idx < kBq * d4; idx += kThreads) {
-        const int r = idx / d4, c = idx % d4;
-        const int64_t i = i0 + r;
-        qs[r * DMAX + c] = (i < p.s && c < p.d) ? qb[i * qk_row + c] : 0.0f;
+    for (int r = r_first; r < kBq; r += kRowsPerPass) {
+        *reinterpret_cast<float4*>(&qs[r * DMAX + cq]) = load_quad(qb, qk_row, i0 + r, p.s, cq, d, vec_qk);
     }
 
     float o[kRows][kCols];
@@ -98,15 +114,13 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
 
     for (int64_t j0 = 0; j0 < p.t; j0 += kBk) {
         __syncthreads();  // the previous tile's readers are done (and the Q tile is written)
-        for (int idx = tid; idx < kBk * d4; idx += kThreads) {
-            const int j = idx / d4, c = idx % d4;
-            const int64_t jj = j0 + j;
-            kt[c * kBk + (j ^ (c & 31))] = (jj < p.t && c < p.d) ? kb[jj * qk_row + c] : 0.0f;
-        }
-        for (int idx = tid; idx < kBk * dv; idx += kThreads) {
-            const int j = idx / dv, c = idx % dv;
-            const int64_t jj = j0 + j;
-            vs[j * DMAX + c] = jj < p.t ? vb[jj * v_row + c] : 0.0f;
+        for (int j = r_first; j < kBk; j += kRowsPerPass) {
+            const float4 kq = load_quad(kb, qk_row, j0 + j, p.t, cq, d, vec_qk);
+            kt[(cq + 0) * kKt + j] = kq.x;
+            kt[(cq + 1) * kKt + j] = kq.y;
+            kt[(cq + 2) * kKt + j] = kq.z;
+            kt[(cq + 3) * kKt + j] = kq.w;
+            *reinterpret_cast<float4*>(&vs[j * DMAX + cq]) = load_quad(vb, v_row, j0 + j, p.t, cq, dv, vec_v);
         }
         __syncthreads();
 
@@ -120,7 +134,7 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
 #pragma unroll
             for (int e = 0; e < 4; ++e)
 #pragma unroll
-                for (int u = 0; u < KPL; ++u) kv[e][u] = kt[(c + e) * kBk + ((lane + kLanes * u) ^ ((c + e) & 31))];
+                for (int u = 0; u < KPL; ++u) kv[e][u] = kt[(c + e) * kKt + lane + kLanes * u];
 #pragma unroll
             for (int r = 0; r < kRows; ++r) {
                 const float4 qv = *reinterpret_cast<const float4*>(&qs[(row0 + r) * DMAX + c]);
@@ -162,14 +176,18 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
             float sum = 0.0f;
 #pragma unroll
             for (int u = 0; u < KPL; ++u) {
-                const float e = expf(sc[r][u] - mu);
-                ps[(row0 + r) * kBk + lane + kLanes * u] = e;
-                sum += e;
+                sc[r][u] = expf(sc[r][u] - mu);
+                sum += sc[r][u];
             }
             l[r] = l[r] * corr + sum;
 #pragma unroll
             for (int c = 0; c < kCols; ++c) o[r][c] *= corr;
         }
+        __syncthreads();  // every warp is done reading K^T: P takes its place
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+#pragma unroll
+            for (int u = 0; u < KPL; ++u) ps[(row0 + r) * kBk + lane + kLanes * u] = sc[r][u];
         __syncthreads();  // P of this tile written (each row by its own warp; the barrier also orders AMD waves)
 
         for (int j = 0; j < kBk; j += 4) {
@@ -243,8 +261,8 @@ fp8ort_status launch_attention(const float* q, const float* k, const float* v, c
 template <class Out>
 fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v, const float* bias,
                                  const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
-    if (p.d <= 64) return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 64 KB smem
-    return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);                // 52 KB smem
+    if (p.d <= 64) return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
+    return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);                // 49 KB smem
 }
 
 }  // namespace
@@ -267,7 +285,8 @@ extern "C" fp8ort_status fp8ort_attention(const float* q, const float* k, const 
                     "(65535 heads, 65535 batch)", me, static_cast<long long>(p->h), static_cast<long long>(p->b),
                     static_cast<long long>(p->s));
     if (p->b * p->s * p->h * p->dv == 0) return ok();
-    if (!q || !k || !v || !y) return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
+    if (!q || !y || (p->t > 0 && (!k || !v)))  // no keys (T = 0): K and V are empty and may be NULL
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
     if (is_fp8_type(y_type) && !y_scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 output needs y_scale", me);
     const hipStream_t s = as_stream(stream);
     fp8ort_status st;

@@ -52,8 +52,9 @@ __device__ __forceinline__ float sigmoid_f32(float t) {
     return e / (1.0f + e);
 }
 
-// Out of line: the tile epilogues' register budget stays that of Relu.
-__device__ inline __noinline__ float apply_activation(int act, float alpha, float beta, float y) {
+// The activation's value, inlined where it is called: the standalone epilogue pass (fp8_epilogue_apply.hip), where a
+// call per element costs more than the registers it saves.
+__device__ __forceinline__ float activation_value(int act, float alpha, float beta, float y) {
     switch (act) {
         case FP8ORT_ACT_CLIP: return y < alpha ? alpha : (y > beta ? beta : y);
         case FP8ORT_ACT_HARD_SIGMOID: return hard_sigmoid_rn(y, alpha, beta);
@@ -65,6 +66,11 @@ __device__ inline __noinline__ float apply_activation(int act, float alpha, floa
         case FP8ORT_ACT_GELU_TANH: return y * sigmoid_f32(2.0f * kSqrt2OverPi * (y + kGeluTanhCoeff * y * y * y));
         default: return y;
     }
+}
+
+// Out of line: the tile epilogues' register budget stays that of Relu.
+__device__ inline __noinline__ float apply_activation(int act, float alpha, float beta, float y) {
+    return activation_value(act, alpha, beta, y);
 }
 
 __device__ __forceinline__ float decode_any(uint8_t v, fp8ort_dtype t) {
@@ -105,6 +111,8 @@ __device__ __forceinline__ column_consts load_column(const epilogue_args& p, int
 }
 
 // The float32 value of one output before its cast: z is Z's element already scaled by z_scale (unused without Z).
+// kInlineAct: the activation inlined (activation_value) instead of called (apply_activation); the same values.
+template <bool kInlineAct = false>
 __device__ __forceinline__ float epilogue_value(const epilogue_args& p, const column_consts& c, float acc, float z) {
     float y = fp8ort_add_rn(acc, 0.0f);  // an all-(-0) sum is +0, as in the reference
     y = fp8ort_mul_rn(y, c.scale);
@@ -113,7 +121,11 @@ __device__ __forceinline__ float epilogue_value(const epilogue_args& p, const co
     if (p.relu) {
         y = y < 0.0f ? 0.0f : y;
     } else if (p.act != FP8ORT_ACT_NONE) {
-        y = apply_activation(p.act, p.act_alpha, p.act_beta, y);
+        if constexpr (kInlineAct) {
+            y = activation_value(p.act, p.act_alpha, p.act_beta, y);
+        } else {
+            y = apply_activation(p.act, p.act_alpha, p.act_beta, y);
+        }
     }
     return y;
 }
@@ -217,14 +229,14 @@ __device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_div
 // The epilogue of 4 consecutive columns of one output row at element offset idx for output type Y (an fp8ort_dtype
 // value): v holds the accumulators of the columns, cc their constants; only `count` columns exist, `vec_y` /
 // `vec_z`: Y / Z are accessed 4 elements at a time (idx % 4 == 0, 16-byte aligned base pointers).
-template <int Y>
+template <int Y, bool kInlineAct = false>
 __device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epilogue_scalars& sc,
                                               const column_consts (&cc)[4], float (&v)[4], int64_t idx, int count,
                                               bool vec_y, bool vec_z) {
     float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (p.z) load_z4(p, sc, idx, count, vec_z, z);
 #pragma unroll
-    for (int e = 0; e < 4; ++e) v[e] = epilogue_value(p, cc[e], v[e], z[e]);
+    for (int e = 0; e < 4; ++e) v[e] = epilogue_value<kInlineAct>(p, cc[e], v[e], z[e]);
     if constexpr (Y == FP8ORT_FLOAT) {
         float* out = static_cast<float*>(p.y) + idx;
         if (vec_y) {

@@ -3,6 +3,8 @@
 // ([outer, r, inner] with inner > 1, short rows) by one thread per output, adjacent threads on adjacent columns.
 #include "onnx_nn_device.h"
 
+#include <type_traits>
+
 namespace fp8ort {
 namespace {
 
@@ -256,9 +258,89 @@ __global__ void layer_norm_kernel(const T* __restrict__ x, const T* __restrict__
     }
 }
 
+// float32 rows of up to kWarpRowQuads * 128 values with cols % 4 == 0 (BERT's 768): one logical warp of 32 lanes
+// per row, the row in registers as float4s (one read of X instead of three), shuffle reductions only; the same
+// two passes (mean, then the mean of squared deviations) as layer_norm_kernel.
+constexpr int kWarpRowQuads = 8;  // float4s per lane: rows of up to 1,024 values
+constexpr int kWarpRowThreads = 256;
+
+__device__ __forceinline__ float row_sum32(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+#if defined(FP8ORT_CUDA)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+#else
+        v += __shfl_xor(v, off, 32);
+#endif
+    }
+    return v;
+}
+
+__global__ void __launch_bounds__(kWarpRowThreads)
+    layer_norm_rows_kernel(const float* __restrict__ x, const float* __restrict__ scale, const float* __restrict__ bias,
+                           float* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out,
+                           int64_t rows, int64_t cols, float epsilon) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int64_t rows_per_block = kWarpRowThreads / 32;
+    const int quads = static_cast<int>(cols / 4);
+    const float inv_cols = 1.0f / static_cast<float>(cols);
+    for (int64_t row = blockIdx.x * rows_per_block + threadIdx.x / 32; row < rows; row += gridDim.x * rows_per_block) {
+        const float4* xr = reinterpret_cast<const float4*>(x + row * cols);
+        float4 v[kWarpRowQuads];
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kWarpRowQuads; ++i) {
+            const int qi = lane + 32 * i;
+            v[i] = qi < quads ? xr[qi] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            s += (v[i].x + v[i].y) + (v[i].z + v[i].w);
+        }
+        const float mean = row_sum32(s) * inv_cols;
+        float d2 = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kWarpRowQuads; ++i) {
+            if (lane + 32 * i >= quads) continue;
+            const float a = v[i].x - mean, b = v[i].y - mean, c = v[i].z - mean, d = v[i].w - mean;
+            d2 += (a * a + b * b) + (c * c + d * d);
+        }
+        const float var = row_sum32(d2) * inv_cols;
+        const float inv_std = 1.0f / sqrtf(var + epsilon);
+        float4* yr = reinterpret_cast<float4*>(y + row * cols);
+        const float4* g = reinterpret_cast<const float4*>(scale);
+        const float4* bb = reinterpret_cast<const float4*>(bias);
+#pragma unroll
+        for (int i = 0; i < kWarpRowQuads; ++i) {
+            const int qi = lane + 32 * i;
+            if (qi >= quads) continue;
+            const float4 gs = g[qi];
+            float4 o = make_float4((v[i].x - mean) * inv_std * gs.x, (v[i].y - mean) * inv_std * gs.y,
+                                   (v[i].z - mean) * inv_std * gs.z, (v[i].w - mean) * inv_std * gs.w);
+            if (bias) {
+                const float4 bs = bb[qi];
+                o.x += bs.x, o.y += bs.y, o.z += bs.z, o.w += bs.w;
+            }
+            yr[qi] = o;
+        }
+        if (lane == 0) {
+            if (mean_out) mean_out[row] = mean;
+            if (inv_std_out) inv_std_out[row] = inv_std;
+        }
+    }
+}
+
 template <class T>
 fp8ort_status launch_layer_norm(const void* x, const void* scale, const void* bias, void* y, float* mean,
                                 float* inv_std, int64_t rows, int64_t cols, float epsilon, hipStream_t stream) {
+    if constexpr (std::is_same_v<T, float>) {
+        const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+        if (cols % 4 == 0 && cols >= 128 && cols <= kWarpRowQuads * 128 && aligned(x) && aligned(y) &&
+            aligned(scale) && (!bias || aligned(bias))) {
+            const int64_t blocks = (rows + kWarpRowThreads / 32 - 1) / (kWarpRowThreads / 32);
+            layer_norm_rows_kernel<<<nn::clamp_grid(blocks, nn::kMaxGridX), kWarpRowThreads, 0, stream>>>(
+                static_cast<const float*>(x), static_cast<const float*>(scale), static_cast<const float*>(bias),
+                static_cast<float*>(y), mean, inv_std, rows, cols, epsilon);
+            return check_launch("fp8ort_nn_layer_norm");
+        }
+    }
     const int threads = cols > kShortRow ? kRowThreads : kSmallRowThreads;
     layer_norm_kernel<T><<<nn::clamp_grid(rows, nn::kMaxGridX), threads, 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias), static_cast<T*>(y), mean,

@@ -21,27 +21,47 @@
 namespace fp8ort {
 namespace {
 
-const float* scale_ptr(const Tensor& t, const char* name, int64_t allowed_a, int64_t allowed_b = -1) {
-  if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scale");
-  require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
-  if (t.size != allowed_a && t.size != allowed_b) {
-    fail(std::string("input ") + name + " has " + std::to_string(t.size) + " values; expected " +
-         std::to_string(allowed_a) + (allowed_b > 0 ? " or " + std::to_string(allowed_b) : std::string()));
-  }
+const OrtValue* device_constant(const OrtKernelInfo* info, size_t index);
+
+// Scales stay in device memory: their shapes are checked at every run with the CPU kernels' checks (ops/op_common),
+// their values once when the kernel is created where they are constants (check_constant_scale).
+const float* scalar_scale_ptr(const Tensor& t, const char* name) {
+  check_scalar_scale_shape(t, name);
   return static_cast<const float*>(t.data);
+}
+
+// The contract's value check (finite, > 0) of a constant scale input, made when the kernel is created: the kernels
+// read scales from device memory and never see the values, so a zero, negative or non-finite initializer would
+// otherwise pass on the GPU where the CPU kernels refuse it. A scale fed at run time is not checked on the GPU.
+void check_constant_scale(const OrtKernelInfo* info, size_t index, const char* name, bool per_channel) {
+  const OrtValue* value = constant_input(info, index);
+  if (value == nullptr) return;
+  const Tensor t = describe(value);
+  if (t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t.size < 1 || t.size > (int64_t{1} << 20)) return;
+  if (!per_channel && t.size != 1) return;  // the run's shape check names it
+  std::vector<float> host(static_cast<size_t>(t.size));
+  if (device_constant(info, index) != nullptr) {
+    if (fp8rt_memcpy(host.data(), t.data, host.size() * sizeof(float), nullptr) != 0) {
+      fail(std::string("reading the constant ") + name + " from the GPU failed: " + fp8rt_last_error(), ORT_EP_FAIL);
+    }
+  } else {
+    std::memcpy(host.data(), t.data, host.size() * sizeof(float));
+  }
+  check_scale_values(host.data(), t.size, name, per_channel);
 }
 
 // The epilogue inputs 4..7, checked as on the CPU except that scale values stay on the device.
 fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, const float* x_scale, const Tensor& ws,
-                             int64_t channels, const std::vector<int64_t>& y_shape, const char* bias_name) {
+                             const char* w_scale_name, int64_t channels, const std::vector<int64_t>& y_shape,
+                             const char* bias_name) {
   fp8ort_epilogue e{};
   e.x_scale = x_scale;
-  e.w_scale = scale_ptr(ws, "w_scale", 1, channels);
+  check_channel_scale_shape(ws, w_scale_name, channels);
+  e.w_scale = static_cast<const float*>(ws.data);
   e.w_scale_count = ws.size;
   Tensor b = input(ctx, 4);
   if (b.present()) {
-    require_type(b, bias_name, b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
-    if (b.size != channels) fail(std::string("input ") + bias_name + " must have " + std::to_string(channels) + " values");
+    check_bias_shape(b, bias_name, channels);
     e.bias = static_cast<const float*>(b.data);
   }
   Tensor z = input(ctx, 5), zs = input(ctx, 6), ys = input(ctx, 7);
@@ -51,7 +71,7 @@ fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, co
     e.z = z.data;
     e.z_type = static_cast<fp8ort_dtype>(z.type);
     if (zs.present()) {
-      e.z_scale = scale_ptr(zs, "z_scale", 1);
+      e.z_scale = scalar_scale_ptr(zs, "z_scale");
     } else if (is_fp8_type(z.type)) {
       fail("input Z is FP8 and needs z_scale (input 6)");
     }
@@ -61,7 +81,7 @@ fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, co
   e.y_type = static_cast<fp8ort_dtype>(attrs.output_type);
   if (is_fp8_type(attrs.output_type)) {
     if (!ys.present()) fail("output_dtype is FP8 and needs y_scale (input 7)");
-    e.y_scale = scale_ptr(ys, "y_scale", 1);
+    e.y_scale = scalar_scale_ptr(ys, "y_scale");
   }
   static_assert(static_cast<int>(Activation::kClip) == FP8ORT_ACT_CLIP &&
                     static_cast<int>(Activation::kSigmoid) == FP8ORT_ACT_SIGMOID &&
@@ -172,6 +192,9 @@ class GpuConv final : public Kernel {
     oc_ = {"FP8Conv", node_name(info)};
     attrs_ = parse_conv_attrs(info);
     common_ = parse_common_attrs(info);
+    check_constant_scale(info, 2, "x_scale", false);
+    check_constant_scale(info, 3, "w_scale", true);
+    if (is_fp8_type(common_.output_type)) check_constant_scale(info, 7, "y_scale", false);
     pack_at_creation(info);
   }
 
@@ -184,12 +207,12 @@ class GpuConv final : public Kernel {
                          attrs_.pads[0], attrs_.pads[1], attrs_.pads[2], attrs_.pads[3], attrs_.dilations[0],
                          attrs_.dilations[1], attrs_.group};
     const auto fmt = static_cast<fp8ort_fp8_format>(w.type);
-    const int64_t padded_c = ensure_packed(w.data, fmt, cs, stream);
-    const float* x_scale = scale_ptr(input(ctx, 2), "x_scale", 1);
-    fp8ort_epilogue epi = gpu_epilogue(ctx, common_, x_scale, input(ctx, 3), s.m, s.y_shape, "B");
+    const float* x_scale = scalar_scale_ptr(input(ctx, 2), "x_scale");
+    fp8ort_epilogue epi = gpu_epilogue(ctx, common_, x_scale, input(ctx, 3), "w_scale", s.m, s.y_shape, "B");
     Tensor y = output(ctx, 0, s.y_shape);
     check_output_type(y, common_.output_type);
-    if (y.size == 0) return;
+    if (y.size == 0) return;  // before packing: an empty output needs no weight (and the packer refuses empty ones)
+    const int64_t padded_c = ensure_packed(w.data, fmt, cs, stream);
     // The kernel is channels-last. An NCHW node (the quantizer's default layout) runs it between transposes of X,
     // Z and Y through scratch; quantize with layout="NHWC" to keep FP8 tensors channels-last between ops instead.
     DeviceBuffer x_nhwc, z_nhwc, y_nhwc;
@@ -287,7 +310,7 @@ class GpuConv final : public Kernel {
     if (wv == nullptr) return;
     Tensor w = describe(wv);
     std::vector<int64_t> x_shape = static_input_shape(info, 0);
-    if (!is_fp8_type(w.type) || w.shape.size() != 4 || x_shape.size() != 4) return;
+    if (!is_fp8_type(w.type) || w.shape.size() != 4 || x_shape.size() != 4 || w.size == 0) return;
     if (x_shape[0] < 0) x_shape[0] = 1;
     for (int64_t d : x_shape) {
       if (d <= 0) return;
@@ -316,13 +339,16 @@ class GpuMatMul final : public Kernel {
     trans_b_ = attr_int(info, "transB", 0);
     if (trans_b_ != 0 && trans_b_ != 1) fail("attribute transB must be 0 or 1; got " + std::to_string(trans_b_));
     if (attr_int(info, "transA", 0) != 0) fail("attribute transA must be 0 (transpose A before the op)");
+    check_constant_scale(info, 2, "a_scale", false);
+    check_constant_scale(info, 3, "b_scale", true);
+    if (is_fp8_type(common_.output_type)) check_constant_scale(info, 7, "y_scale", false);
     if (gemm_backend() == GemmBackend::kInvalid) {
       fail(std::string("environment variable FP8ORT_GEMM_BACKEND must be ours, blaslt or auto; got '") +
            std::getenv("FP8ORT_GEMM_BACKEND") + "'");
     }
     if (const OrtValue* bv = device_constant(info, 1)) {  // a constant B: pack it now, not on the first run
       Tensor b = describe(bv);
-      if (is_fp8_type(b.type) && b.shape.size() == 2) {
+      if (is_fp8_type(b.type) && b.shape.size() == 2 && b.size > 0) {
         pack(b, nullptr);
         wait_for_default_stream();
       }
@@ -344,14 +370,14 @@ class GpuMatMul final : public Kernel {
       fail("input A has K=" + std::to_string(a.shape.back()) + " but B " + shape_str(b.shape) + " needs K=" +
            std::to_string(k));
     }
-    pack(b, stream);
     std::vector<int64_t> y_shape = a.shape;
     y_shape.back() = n;
-    const float* a_scale = scale_ptr(input(ctx, 2), "a_scale", 1);
-    fp8ort_epilogue epi = gpu_epilogue(ctx, common_, a_scale, input(ctx, 3), n, y_shape, "C");
+    const float* a_scale = scalar_scale_ptr(input(ctx, 2), "a_scale");
+    fp8ort_epilogue epi = gpu_epilogue(ctx, common_, a_scale, input(ctx, 3), "b_scale", n, y_shape, "C");
     Tensor y = output(ctx, 0, y_shape);
     check_output_type(y, common_.output_type);
-    if (y.size == 0) return;
+    if (y.size == 0) return;  // before packing: an empty output needs no weight
+    pack(b, stream);
     DeviceBuffer scratch;
     const void* aq = fp8_activations(a, "A", a_scale, b.type, alloc_.get(), scratch, stream);
     const int64_t m = a.size / k;
@@ -418,12 +444,13 @@ class GpuQuantize final : public Kernel {
     }
     saturate_ = attr_int(info, "saturate", 1);
     if (saturate_ != 0 && saturate_ != 1) fail("attribute saturate must be 0 or 1");
+    check_constant_scale(info, 1, "scale", false);
   }
 
   void compute(OrtKernelContext* ctx) override {
     void* stream = compute_stream(ctx);
     Tensor x = input(ctx, 0);
-    const float* scale = scale_ptr(input(ctx, 1), "scale", 1);
+    const float* scale = scalar_scale_ptr(input(ctx, 1), "scale");
     Tensor y = output(ctx, 0, x.shape);
     check_output_type(y, out_type_);
     if (quantize_) {
@@ -487,6 +514,7 @@ class GpuAttention final : public Kernel {
   explicit GpuAttention(const OrtKernelInfo* info) {
     oc_ = {"FP8Attention", node_name(info)};
     attrs_ = parse_attention_attrs(info);
+    if (is_fp8_type(attrs_.output_type)) check_constant_scale(info, 4, "y_scale", false);
   }
 
   void compute(OrtKernelContext* ctx) override {

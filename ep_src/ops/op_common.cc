@@ -242,37 +242,55 @@ void check_output_type(const Tensor& y, ONNXTensorElementDataType wanted) {
   }
 }
 
-float read_scalar_scale(const Tensor& t, const char* name) {
+void check_scalar_scale_shape(const Tensor& t, const char* name) {
   if (!t.present()) fail(std::string("input ") + name + " is missing; give a float32 scalar scale > 0");
   require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
   if (t.size != 1) {
     fail(std::string("input ") + name + " must be a float32 scalar (one element); got shape " + shape_str(t.shape));
   }
-  float s = static_cast<const float*>(t.data)[0];
-  if (!(std::isfinite(s) && s > 0.0f)) {
-    fail(std::string("input ") + name + " must be finite and > 0; got " + std::to_string(s));
-  }
-  return s;
 }
 
-std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t channels) {
+void check_scale_values(const float* values, int64_t count, const char* name, bool indexed) {
+  for (int64_t c = 0; c < count; ++c) {
+    const float s = values[c];
+    if (!(std::isfinite(s) && s > 0.0f)) {
+      fail(std::string("input ") + name + (indexed ? "[" + std::to_string(c) + "]" : std::string()) +
+           " must be finite and > 0; got " + std::to_string(s));
+    }
+  }
+}
+
+float read_scalar_scale(const Tensor& t, const char* name) {
+  check_scalar_scale_shape(t, name);
+  const float* p = static_cast<const float*>(t.data);
+  check_scale_values(p, 1, name, false);
+  return p[0];
+}
+
+void check_channel_scale_shape(const Tensor& t, const char* name, int64_t channels) {
   if (!t.present()) fail(std::string("input ") + name + " is missing; give float32 scales of shape [1] or [channels]");
   require_type(t, name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
   if (t.shape.size() > 1 || (t.size != 1 && t.size != channels)) {
     fail(std::string("input ") + name + " must have shape [1] or [" + std::to_string(channels) + "]; got " +
          shape_str(t.shape));
   }
+}
+
+std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t channels) {
+  check_channel_scale_shape(t, name, channels);
   const float* p = static_cast<const float*>(t.data);
+  check_scale_values(p, t.size, name, true);
   std::vector<float> out(static_cast<size_t>(channels));
-  for (int64_t c = 0; c < channels; ++c) {
-    float s = p[t.size == 1 ? 0 : c];
-    if (!(std::isfinite(s) && s > 0.0f)) {
-      fail(std::string("input ") + name + "[" + std::to_string(t.size == 1 ? 0 : c) + "] must be finite and > 0; got " +
-           std::to_string(s));
-    }
-    out[static_cast<size_t>(c)] = s;
-  }
+  for (int64_t c = 0; c < channels; ++c) out[static_cast<size_t>(c)] = p[t.size == 1 ? 0 : c];
   return out;
+}
+
+void check_bias_shape(const Tensor& b, const char* name, int64_t channels) {
+  require_type(b, name, b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  if (b.size != channels || b.shape.size() != 1) {
+    fail(std::string("input ") + name + " must have shape [" + std::to_string(channels) + "]; got " +
+         shape_str(b.shape));
+  }
 }
 
 CommonAttrs parse_common_attrs(const OrtKernelInfo* info) {
@@ -327,11 +345,7 @@ Epilogue make_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, float x_
 
   Tensor b = input(ctx, 4);
   if (b.present()) {
-    require_type(b, bias_name, b.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
-    if (b.size != channels || b.shape.size() != 1) {
-      fail(std::string("input ") + bias_name + " must have shape [" + std::to_string(channels) + "]; got " +
-           shape_str(b.shape));
-    }
+    check_bias_shape(b, bias_name, channels);
     e.bias = static_cast<const float*>(b.data);
   }
   Tensor z = input(ctx, 5);

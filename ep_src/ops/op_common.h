@@ -90,6 +90,12 @@ struct Epilogue {
 // Input checks. Each throws OpError naming the input and the fix.
 float read_scalar_scale(const Tensor& t, const char* name);
 std::vector<float> read_channel_scale(const Tensor& t, const char* name, int64_t channels);
+// The same checks without reading the values (the GPU kernels leave scales in device memory), and the value check
+// alone (finite and > 0; `indexed`: the message names the element, as read_channel_scale's does).
+void check_scalar_scale_shape(const Tensor& t, const char* name);
+void check_channel_scale_shape(const Tensor& t, const char* name, int64_t channels);
+void check_scale_values(const float* values, int64_t count, const char* name, bool indexed);
+void check_bias_shape(const Tensor& b, const char* name, int64_t channels);  // float32 [channels]
 void require_type(const Tensor& t, const char* name, bool ok, const char* expected);
 // The output ORT allocated must have the element type output_dtype asks for.
 void check_output_type(const Tensor& y, ONNXTensorElementDataType wanted);

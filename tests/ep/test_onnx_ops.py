@@ -350,6 +350,19 @@ CASES: list[Case] = [
         atol=1e-5,
         rtol=1e-4,
     ),
+    # rows of 128..1,024 float32 values with cols % 4 == 0: the GPU's warp-per-row kernel (BERT's 768; 132 leaves
+    # lanes with one float4 fewer; stats outputs too)
+    Case("layernorm_rows768", "LayerNormalization", [R((3, 7, 768)), R((768,)), R((768,))], atol=1e-5, rtol=1e-4),
+    Case(
+        "layernorm_rows132_stats",
+        "LayerNormalization",
+        [R((9, 132)), R((132,)), None],
+        {"epsilon": 1e-3},
+        outputs=3,
+        out_types=[F32, F32, F32],
+        atol=1e-5,
+        rtol=1e-4,
+    ),
     Case("layernorm_f16", "LayerNormalization", [R((4, 16), F16), R((16,), F16), R((16,), F16)], atol=1e-2, rtol=1e-2),
     Case("matmul_2d", "MatMul", [R((5, 7)), R((7, 3))], atol=1e-4),
     Case("matmul_batched", "MatMul", [R((2, 4, 5, 7)), R((2, 4, 7, 6))], atol=1e-4),

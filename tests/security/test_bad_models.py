@@ -27,31 +27,11 @@ CHILD_TIMEOUT_S = 240
 ROUTES = ("custom_op", "ep", "ep_gpu")
 # What the GPU device does differently, found on the H200 on 2026-12-04 (bench/results/logs_h200_2026-12-04/
 # bad_models_gpu.log) and not fixed yet: strict xfails, so a fix shows up as an XPASS to delete here. No case crashed.
-_VALUES = "scale values stay in device memory and are not checked on the GPU (the CPU refuses them)"
-_TEXT = "the GPU's shape check gives another message than the CPU's"
-_EMPTY = "the GPU packs the weight before looking at the output size and refuses the zero-size shape"
+# Fixed since (bad_models_gpu_after.log): constant scales checked when the kernel is made, the CPU's shape checks of
+# scales and biases, empty outputs returned before packing.
 GPU_KNOWN = {
-    "attention-y_scale-negative": _VALUES,
-    "conv-x_scale-negative": _VALUES,
-    "conv-x_scale-zero": _VALUES,
-    "conv-x_scale-nan": _VALUES,
-    "conv-x_scale-inf": _VALUES,
-    "conv-w_scale-inf": _VALUES,
-    "conv-w_scale-negative": _VALUES,
-    "conv-y_scale-negative": _VALUES,
-    "matmul-a_scale-nan": _VALUES,
-    "quantize-scale-inf": _VALUES,
-    "dequantize-scale-negative": _VALUES,
-    "conv-w_scale-2d": "the GPU checks w_scale's size, not its rank, and accepts a [8, 1] w_scale",
-    "conv-bias-2d": "the GPU checks B's size, not its rank, and accepts a [8, 1] bias",
-    "conv-x_scale-empty": _TEXT,
-    "matmul-b_scale-length": _TEXT + " (it names b_scale w_scale)",
-    "matmul-C-length": _TEXT,
-    "quantize-scale-vector": _TEXT,
-    "matmul-K-zero": _TEXT + " (fp8ort_gemm_pack_weight's)",
-    "conv-input-plane-zero": _EMPTY,
-    "conv-out-channels-zero": _EMPTY,
-    "matmul-N-zero": _EMPTY,
+    "conv-input-plane-zero": "an empty input plane with padding around it: the GPU's weight packer refuses the zero "
+    "size, the CPU computes the bias-only output",
     "conv-strides-huge": "the GPU kernel refuses strides above 2^20, which the CPU computes (a 1x1 output)",
 }
 # Cases a run leaves out, comma-separated: tools/sanitize.sh skips the one that asks for more memory than exists,
