@@ -154,11 +154,22 @@ class FP8Attention(OpRun):
         return (y,)
 
 
+class GatherElements(OpRun):
+    """ONNX GatherElements through ``np.take_along_axis``: onnx.reference's own (``np.choose``) takes at most 64
+    choices along the axis and fails on the position-id gathers of Hugging Face encoder exports."""
+
+    def _run(self, data: np.ndarray, indices: np.ndarray, axis: int | None = None) -> tuple[np.ndarray]:
+        axis = axis or 0
+        indices = np.where(indices < 0, indices + data.shape[axis], indices)
+        return (np.take_along_axis(data, indices, axis=axis),)
+
+
 def reference_session(model: onnx.ModelProto | ir.Model | str) -> ReferenceEvaluator:
     """An ``onnx.reference`` evaluator that runs ``com.fp8ort`` nodes with ``fp8ort.reference``."""
     if isinstance(model, ir.Model):
         model = ir.to_proto(model)
-    return ReferenceEvaluator(model, new_ops=[FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize, FP8MaxPool, FP8Attention])
+    ops = [FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize, FP8MaxPool, FP8Attention, GatherElements]
+    return ReferenceEvaluator(model, new_ops=ops)
 
 
 def run_reference(model: onnx.ModelProto | ir.Model | str, feed: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -18,8 +18,6 @@ import onnx_ir as ir
 import onnx_ir.passes.common
 import pytest
 from conftest import run_float
-from onnx.reference import ReferenceEvaluator
-from onnx.reference.op_run import OpRun
 
 import fp8ort.quantization as fq
 from fp8ort import emulate
@@ -31,26 +29,9 @@ FP8_E4M3FN = onnx.TensorProto.FLOAT8E4M3FN
 MIN_SQNR_DB = 40.0  # fused against unfused: only float32 summation order differs before the FP8 rounding
 
 
-class GatherElements(OpRun):
-    """onnx.reference's GatherElements fails on the position-id gather of the Hugging Face exports (np.choose
-    takes at most 64 choices; max_position_embeddings is 64): the same op with np.take_along_axis (the class
-    name is the op it replaces)."""
-
-    def _run(self, data, indices, axis=0):
-        axis = axis or 0
-        return (np.take_along_axis(data, np.where(indices < 0, indices + data.shape[axis], indices), axis=axis),)
-
-
-_FP8ORT_OPS = [
-    c
-    for c in vars(emulate).values()
-    if isinstance(c, type) and issubclass(c, OpRun) and getattr(c, "op_domain", "") == emulate.DOMAIN
-]
-
-
 def _emulate(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> np.ndarray:
-    """``fp8ort.emulate.run_reference`` with a working GatherElements: the first output."""
-    return ReferenceEvaluator(model, new_ops=[*_FP8ORT_OPS, GatherElements]).run(None, feed)[0]
+    """The first output of ``model`` through ``fp8ort.emulate`` (the reference semantics)."""
+    return emulate.run_reference(model, feed)[0]
 
 
 def _nodes(model: onnx.ModelProto, op: str) -> list[onnx.NodeProto]:
