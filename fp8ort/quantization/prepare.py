@@ -6,11 +6,11 @@ The rules (``rules.py``) only see constants held by initializers, so before matc
 
 0. onnx-ir's ``InlinePass`` (model-local functions) and ``RemoveInitializersFromInputsPass`` (IR < 4 exports list
    every weight as a graph input too; here they are constants);
-1. ``ConvertOpsetPass``: the default-domain opset becomes ``TARGET_OPSET`` (onnxscript's version converter, with
-   onnx's C converter as fallback); models outside ``MIN_OPSET``..``TARGET_OPSET`` that cannot be converted are a
-   ``QuantizeError``;
+1. ``convert_opset``: the default-domain opset becomes ``TARGET_OPSET`` (onnx's version converter); models that
+   cannot be converted are a ``QuantizeError``;
 2. ``RemoveIdentityPass`` (main graph) and onnx-ir's ``LiftConstantsToInitializersPass`` (every ``Constant`` node);
-3. ``FoldConstantsPass``: onnxscript's constant folding of small (shape-only) subgraphs;
+3. ``FoldConstantsPass``: small constant subgraphs (shape arithmetic, scalars) evaluated once with
+   ``onnx.reference``, and ``Shape``/``Size`` of statically shaped values; weights are not touched;
 4. ``FoldBatchNormPass``: inference BatchNormalization into the Conv before it;
 5. onnx-ir's ``DeduplicateHashedInitializersPass``, ``RemoveUnusedNodesPass``, ``RemoveUnusedOpsetsPass``;
 6. ``UniqueNodeNamesPass`` (every node gets a unique name: the report and the rewritten nodes use them);
@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import logging
 
 import numpy as np
 import onnx
+import onnx.version_converter
 import onnx_ir as ir
 import onnx_ir.passes.common as common
 
@@ -66,42 +66,53 @@ def check_model(model: ir.Model) -> None:
             raise QuantizeError(f"model input {v.name!r} has no declared type/shape; re-export with input shapes")
 
 
-class ConvertOpsetPass(ir.passes.InPlacePass):
-    """Bring the default-domain opset to ``target`` (up or down), or raise a ``QuantizeError``."""
+def convert_opset(model: ir.Model, target: int = TARGET_OPSET) -> ir.Model:
+    """``model`` with its default-domain opset at ``target`` (up or down; onnx's version converter), or a
+    ``QuantizeError``. ``model`` itself when it is there already."""
+    version = default_opset(model)
+    if version == target:
+        return model
+    problem, converted = "", None
+    try:
+        converted = _convert_version(model, target)
+    except Exception as exc:  # the converter raises many types: report it as the user's fix
+        problem = f" ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
+    if converted is None or default_opset(converted) != target:
+        supported = f"fp8ort supports ai.onnx opsets {MIN_OPSET} to {target}"
+        raise QuantizeError(
+            f"the model uses ai.onnx opset {version}; {supported} and converting it to {target} failed"
+            f"{problem}; re-export the model with opset_version between {MIN_OPSET} and {target} (e.g. "
+            f"torch.onnx.export(..., opset_version={target}))"
+        )
+    for opsets in (converted.opset_imports, converted.graph.opset_imports):
+        opsets.pop("ai.onnx", None)
+        opsets[""] = target
+    return converted
 
-    def __init__(self, target: int = TARGET_OPSET) -> None:
-        super().__init__()
-        self.target = target
 
-    def call(self, model: ir.Model) -> ir.passes.PassResult:
-        version = default_opset(model)
-        if version == self.target:
-            return ir.passes.PassResult(model, False)
-        from onnxscript.version_converter import ConvertVersionPass
-
-        problem = ""
-        log = logging.getLogger("onnxscript.version_converter")
-        level = log.level
-        log.setLevel(logging.ERROR)  # it warns when it hands opsets below 18 to onnx's converter: expected here
-        try:
-            ConvertVersionPass(self.target, fallback=True)(model)
-        except Exception as exc:  # the converters raise many types: report it as the user's fix
-            problem = f" ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
-        finally:
-            log.setLevel(level)
-        if default_opset(model) != self.target:
-            supported = f"fp8ort supports ai.onnx opsets {MIN_OPSET} to {self.target}"
-            raise QuantizeError(
-                f"the model uses ai.onnx opset {version}; {supported} and converting it to {self.target} failed"
-                f"{problem}; re-export the model with opset_version between {MIN_OPSET} and {self.target} (e.g. "
-                f"torch.onnx.export(..., opset_version={self.target})) or convert it with "
-                f"onnx.version_converter.convert_version(model, {self.target})"
-            )
-        model.opset_imports.pop("ai.onnx", None)
-        model.graph.opset_imports.pop("ai.onnx", None)
-        model.opset_imports[""] = self.target
-        model.graph.opset_imports[""] = self.target
-        return ir.passes.PassResult(model, True)
+def _convert_version(model: ir.Model, target: int) -> ir.Model:
+    """onnx's converter on the graph without its large or externally stored initializers (declared as inputs in
+    their place: going between opsets it creates constants, it does not read weights), so the serialized graph stays
+    small and external files are never read; the weights come back into the converted graph as they were."""
+    weights = {
+        name: v.const_value
+        for name, v in model.graph.initializers.items()
+        if v.const_value is not None
+        and (v.const_value.size > FOLD_INPUT_LIMIT or isinstance(v.const_value, ir.ExternalTensor))
+    }
+    proto = ir.to_proto(model)
+    kept = [t for t in proto.graph.initializer if t.name not in weights]
+    del proto.graph.initializer[:]
+    proto.graph.initializer.extend(kept)
+    for name, t in weights.items():
+        proto.graph.input.append(onnx.helper.make_tensor_value_info(name, int(t.dtype), list(t.shape)))
+    converted = ir.from_proto(onnx.version_converter.convert_version(proto, target))
+    for v in list(converted.graph.inputs):
+        if v.name in weights:
+            converted.graph.inputs.remove(v)
+            v.const_value = weights[v.name]
+            converted.graph.register_initializer(v)
+    return converted
 
 
 class RemoveIdentityPass(ir.passes.InPlacePass):
@@ -133,18 +144,100 @@ class RemoveIdentityPass(ir.passes.InPlacePass):
         return ir.passes.PassResult(model, modified)
 
 
+# ops never folded: random or stateful ones, and those whose value is not a function of their inputs
+_NO_FOLD = frozenset(
+    "Bernoulli Multinomial RandomNormal RandomNormalLike RandomUniform RandomUniformLike If Loop Scan "
+    "SequenceConstruct SequenceInsert SequenceAt SequenceEmpty SplitToSequence ConcatFromSequence".split()
+)
+
+
 class FoldConstantsPass(ir.passes.InPlacePass):
-    """onnxscript's constant folding, limited to small inputs (shape arithmetic, scalars); weights are not touched."""
+    """Evaluate small constant subgraphs once: a standard-domain node whose inputs are all constants of at most
+    ``FOLD_INPUT_LIMIT`` elements (outputs up to ``FOLD_OUTPUT_LIMIT``) runs through ``onnx.reference`` and its
+    outputs become initializers; ``Shape``/``Size`` of a value whose shape is static become constants. Graph order is
+    topological, so one walk folds chains. Weights (large initializers) are never read."""
 
     def call(self, model: ir.Model) -> ir.passes.PassResult:
-        from onnxscript.optimizer import fold_constants
+        opset = default_opset(model)
+        modified = False
+        for node in list(model.graph):
+            if node.domain not in STD_DOMAINS or node.op_type in _NO_FOLD or not node.outputs:
+                continue
+            if any(o.is_graph_output() for o in node.outputs):
+                continue
+            values = self._static_shape_value(node) if node.op_type in ("Shape", "Size") else None
+            if values is None:
+                values = self._evaluate(node, opset)
+            if values is None:
+                continue
+            for out, array in zip(node.outputs, values):
+                init = ir.Value(
+                    name=out.name,
+                    type=ir.TensorType(ir.DataType.from_numpy(array.dtype)),
+                    shape=ir.Shape(array.shape),
+                    const_value=ir.tensor(array, name=out.name),
+                )
+                out.name = f"{out.name}.folded"
+                ir.convenience.replace_all_uses_with(out, init)
+                model.graph.register_initializer(init)
+            model.graph.remove(node, safe=True)
+            modified = True
+        return ir.passes.PassResult(model, modified)
 
-        result = fold_constants(model, input_size_limit=FOLD_INPUT_LIMIT, output_size_limit=FOLD_OUTPUT_LIMIT)
-        for v in model.graph.initializers.values():  # folded Transposes can leave strided arrays behind
-            t = v.const_value
-            if isinstance(t, ir.Tensor) and isinstance(t.raw, np.ndarray) and not t.raw.flags.c_contiguous:
-                v.const_value = ir.Tensor(np.ascontiguousarray(t.raw), name=t.name)
-        return ir.passes.PassResult(model, bool(result.modified))
+    @staticmethod
+    def _static_shape_value(node: ir.Node) -> list[np.ndarray] | None:
+        x = node.inputs[0] if node.inputs else None
+        if x is None or x.shape is None or not all(isinstance(d, int) for d in x.shape):
+            return None
+        dims = [int(d) for d in x.shape]
+        if node.op_type == "Size":
+            return [np.array(int(np.prod(dims)), np.int64)]
+        start = node.attributes.get_int("start", 0)
+        end = node.attributes.get_int("end", len(dims))
+        return [np.array(dims[slice(start, end)], np.int64)]
+
+    @staticmethod
+    def _evaluate(node: ir.Node, opset: int) -> list[np.ndarray] | None:
+        arrays = []
+        for v in node.inputs:
+            if v is None:
+                arrays.append(None)
+                continue
+            a = const_array(v)
+            if a is None or a.size > FOLD_INPUT_LIMIT or a.dtype == object:
+                return None
+            arrays.append(a)
+        if not arrays or arrays[0] is None:
+            return None
+        if any(attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for attr in node.attributes.values()):
+            return None
+        from onnx.reference import ReferenceEvaluator
+
+        names = [f"in{i}" if a is not None else "" for i, a in enumerate(arrays)]
+        outs = [f"out{i}" for i in range(len(node.outputs))]
+        try:
+            proto = onnx.helper.make_node(node.op_type, names, outs, domain=node.domain)
+            proto.attribute.extend(ir.serde.serialize_node(node).attribute)
+            inits = [onnx.numpy_helper.from_array(a, n) for n, a in zip(names, arrays) if a is not None]
+            graph = onnx.helper.make_graph(
+                [proto], "fold", [], [onnx.helper.make_empty_tensor_value_info(o) for o in outs], inits
+            )
+            one = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+            # the output sizes first, from shape inference: a shape input asking for a huge tensor must not allocate it
+            inferred = onnx.shape_inference.infer_shapes(one, strict_mode=True, data_prop=True)
+            for vi in inferred.graph.output:
+                dims = vi.type.tensor_type.shape.dim if vi.type.tensor_type.HasField("shape") else None
+                if dims is None or not all(d.HasField("dim_value") for d in dims):
+                    return None
+                if int(np.prod([d.dim_value for d in dims], dtype=np.float64)) > FOLD_OUTPUT_LIMIT:
+                    return None
+            results = ReferenceEvaluator(one).run(None, {})
+        except Exception:  # no inference or reference implementation for these inputs: leave it to the runtime
+            return None
+        results = [np.ascontiguousarray(np.asarray(r)) for r in results]
+        if any(r.dtype == object or r.size > FOLD_OUTPUT_LIMIT for r in results):
+            return None
+        return results
 
 
 def const_array(v: ir.Value | None) -> np.ndarray | None:
@@ -303,10 +396,12 @@ def prepare(model: ir.Model) -> Prepared:
     source_opset = default_opset(model)
     before = collections.Counter(n.op_type for n in model.graph)
     inputs_before = len(model.graph.inputs)
-    cleanup = ir.passes.Sequential(
+    first = ir.passes.Sequential(
         common.InlinePass(),  # model-local functions (exports of modules as functions) become plain nodes
         common.RemoveInitializersFromInputsPass(),  # IR < 4 style: weights listed as graph inputs are constants
-        ConvertOpsetPass(TARGET_OPSET),
+    )
+    model = convert_opset(_run(first, model), TARGET_OPSET)
+    cleanup = ir.passes.Sequential(
         RemoveIdentityPass(),
         common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),
         FoldConstantsPass(),

@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 import onnx
+import onnx.version_converter
 import onnx_ir as ir
 import pytest
 from conftest import library_path, run_float, session_options
@@ -24,7 +25,7 @@ from fp8ort.numerics import sqnr_db
 torch = pytest.importorskip("torch", reason="the export tests export models with torch (pip install torch)")
 tm = pytest.importorskip("torch_models", reason="torch_models needs torch")
 
-# id: (model, exporter, opset, opset to convert the export to with onnxscript's version converter, or None)
+# id: (model, exporter, opset, opset to convert the export to with onnx's version converter, or None)
 EXPORTS = {
     "resnet-ts13": ("resnet", "ts", 13, None),
     "resnet-ts17": ("resnet", "ts", 17, None),
@@ -95,11 +96,7 @@ def quantized(tmp_path_factory):
                 sources[exported] = onnx.load(path)
             source = sources[exported]
             if convert is not None:
-                import onnxscript.version_converter
-
-                converted = ir.from_proto(source)
-                onnxscript.version_converter.convert_version(converted, convert)
-                source = ir.to_proto(converted)
+                source = onnx.version_converter.convert_version(source, convert)
             calib = _feed(key, 4, seed=1)
             fp8, report = fq.quantize(source, calibration_data=calib, return_report=True)
             qdq = fq.quantize(source, calibration_data=calib, config=fq.QuantizeConfig(format="qdq", report_sqnr=False))
