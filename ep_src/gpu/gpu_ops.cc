@@ -21,8 +21,6 @@
 namespace fp8ort {
 namespace {
 
-const OrtValue* device_constant(const OrtKernelInfo* info, size_t index);
-
 // Scales stay in device memory: their shapes are checked at every run with the CPU kernels' checks (ops/op_common),
 // their values once when the kernel is created where they are constants (check_constant_scale).
 const float* scalar_scale_ptr(const Tensor& t, const char* name) {
@@ -39,8 +37,14 @@ void check_constant_scale(const OrtKernelInfo* info, size_t index, const char* n
   const Tensor t = describe(value);
   if (t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t.size < 1 || t.size > (int64_t{1} << 20)) return;
   if (!per_channel && t.size != 1) return;  // the run's shape check names it
+  // where the value lives: GPU memory is copied to the host first; memory ORT does not describe is left unchecked
+  const OrtEpApi* ep_api = g_ort->GetEpApi();
+  const OrtMemoryDevice* where = ep_api != nullptr ? ep_api->Value_GetMemoryDevice(value) : nullptr;
+  if (where == nullptr) return;
+  const OrtMemoryInfoDeviceType kind = ep_api->MemoryDevice_GetDeviceType(where);
+  if (kind != OrtMemoryInfoDeviceType_GPU && kind != OrtMemoryInfoDeviceType_CPU) return;
   std::vector<float> host(static_cast<size_t>(t.size));
-  if (device_constant(info, index) != nullptr) {
+  if (kind == OrtMemoryInfoDeviceType_GPU) {
     if (fp8rt_memcpy(host.data(), t.data, host.size() * sizeof(float), nullptr) != 0) {
       fail(std::string("reading the constant ") + name + " from the GPU failed: " + fp8rt_last_error(), ORT_EP_FAIL);
     }
