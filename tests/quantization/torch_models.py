@@ -268,6 +268,13 @@ def example_inputs(name: str) -> tuple[torch.Tensor, ...]:
 def export(name: str, exporter: str, opset: int, path: str) -> None:
     """Export ``name`` with TorchScript (``"ts"``, ``dynamo=False``) or dynamo (``"dynamo"``) at ``opset``, batch
     (and sequence) dimensions dynamic."""
+    if exporter == "dynamo":
+        import importlib.util
+
+        import pytest
+
+        if importlib.util.find_spec("onnxscript") is None:
+            pytest.skip("torch's dynamo exporter needs onnxscript (pip install onnxscript); fp8ort itself does not")
     model, args = build(name), example_inputs(name)
     image = name in CNNS
     input_names = ["x"] if image else ["input_ids", "attention_mask"]
