@@ -9,8 +9,6 @@ library (which does not know FP8Attention yet).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import onnx
 import onnx.parser
@@ -262,8 +260,6 @@ head (float[N,16] x) => (float[N,4] y) {
 
 # ----------------------------------------------------------------------------------------- encoder exports
 
-torch = pytest.importorskip("torch", reason="the encoder exports need torch (pip install torch)")
-tm = pytest.importorskip("torch_models", reason="torch_models needs torch")
 
 EXPORTS = {
     "bert-ts17": ("bert", "ts", 17),
@@ -283,7 +279,14 @@ def _encoder_feed(n: int, seed: int) -> dict[str, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def tm():
+    """torch_models, imported only where torch is installed (the hand-built tests above run without it)."""
+    pytest.importorskip("torch", reason="the encoder exports need torch (pip install torch)")
+    return pytest.importorskip("torch_models", reason="torch_models needs torch")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, tm):
     pytest.importorskip("transformers", reason="the encoder exports need transformers (pip install transformers)")
     cache: dict[str, str] = {}
 
@@ -298,8 +301,7 @@ def exported(tmp_path_factory):
 
 
 @pytest.mark.parametrize("key", list(EXPORTS))
-def test_encoder_attention_is_fused(exported, key):
-    t0 = time.perf_counter()
+def test_encoder_attention_is_fused(exported, tm, key):
     path = exported(key)
     calib = _encoder_feed(4, seed=1)
     fused, report = fq.quantize(path, calibration_data=calib, return_report=True)
@@ -324,4 +326,3 @@ def test_encoder_attention_is_fused(exported, key):
     feed = _encoder_feed(4, seed=7)
     got, want = _emulate(fused, feed), _emulate(unfused, feed)
     assert sqnr_db(want, got) >= MIN_SQNR_DB or np.abs(got - want).max() < 1e-5
-    assert time.perf_counter() - t0 < 60.0  # seconds here; the export dominates

@@ -190,3 +190,139 @@ def test_weight_layers_in_functions_and_subgraphs():
     assert [n.op_type for n in q.graph.node] == ["FP8Conv", "If"]
     inner = [n for n in rep.nodes if n.op_type == "Conv" and n.status == "float"]
     assert len(inner) == 1 and "then_branch subgraph of If" in inner[0].reason
+
+
+# ---------------------------------------------------------------- opset conversion and constant folding (onnx only)
+
+
+def _one_conv_model(opset: int, ir_version: int = 8) -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((16, 3, 3, 3)).astype(np.float32), "w")
+    big = numpy_helper.from_array(rng.standard_normal((9000,)).astype(np.float32), "big")  # past FOLD_INPUT_LIMIT
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("ReduceMean", ["c"], ["m"], axes=[2, 3], keepdims=1),  # axes an attribute before opset 18
+        helper.make_node("ReduceSum", ["big"], ["s"], keepdims=0),
+        helper.make_node("Add", ["m", "s"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [w, big],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=ir_version)
+
+
+def test_opset_conversion_keeps_external_weights_unread(tmp_path):
+    """Opset 13 -> 21 with onnx's converter: ReduceMean's axes become an input, the result computes what the source
+    computes, and a weight stored in an external file keeps its external form (the converter never saw it)."""
+    from fp8ort.quantization.prepare import convert_opset
+
+    src = _one_conv_model(13)
+    path = tmp_path / "m.onnx"
+    onnx.save(
+        onnx.ModelProto.FromString(src.SerializeToString()),
+        path,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="m.data",
+        size_threshold=0,
+    )
+    model = ir.load(path)
+    converted = convert_opset(model, TARGET_OPSET)
+    assert converted.opset_imports[""] == TARGET_OPSET
+    assert isinstance(converted.graph.initializers["big"].const_value, ir.ExternalTensor)
+    reduce_mean = next(n for n in converted.graph if n.op_type == "ReduceMean")
+    assert len(reduce_mean.inputs) == 2 and "axes" not in reduce_mean.attributes
+    x = np.random.default_rng(1).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    import onnxruntime as ort
+
+    want = ort.InferenceSession(src.SerializeToString()).run(None, {"x": x})[0]
+    proto = ir.to_proto(converted)
+    onnx.external_data_helper.load_external_data_for_model(proto, str(tmp_path))
+    got = ort.InferenceSession(proto.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_constant_folding_is_bounded_before_it_runs():
+    """Small constant subgraphs fold; a constant subgraph whose output would be huge (ConstantOfShape of 10^9
+    elements) and one reading a large initializer stay as they are, without allocating anything."""
+    from fp8ort.quantization.prepare import FoldConstantsPass
+
+    nodes = [
+        helper.make_node("Add", ["a", "a"], ["b"]),  # constants: folds
+        helper.make_node("Mul", ["x", "b"], ["y"]),
+        helper.make_node("ConstantOfShape", ["huge_shape"], ["z"]),  # 10^9 elements: must not run
+        helper.make_node("Shape", ["x"], ["sx"]),  # static shape: folds
+        helper.make_node("ReduceSum", ["big"], ["s"], keepdims=0),  # input past the limit: stays
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT if n != "sx" else TensorProto.INT64, None)
+            for n in ("y", "z", "sx", "s")
+        ],
+        [
+            numpy_helper.from_array(np.ones(4, np.float32), "a"),
+            numpy_helper.from_array(np.array([10**9], np.int64), "huge_shape"),
+            numpy_helper.from_array(np.ones(9000, np.float32), "big"),
+        ],
+    )
+    # graph outputs are never folded: read them through Identity so that the folding is what is tested
+    for out in list(graph.output):
+        graph.node.append(helper.make_node("Identity", [out.name], [out.name + "_out"]))
+        out.name = out.name + "_out"
+    model = ir.from_proto(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    FoldConstantsPass()(model)
+    ops = [n.op_type for n in model.graph]
+    assert "Add" not in ops and "Shape" not in ops
+    assert "ConstantOfShape" in ops and "ReduceSum" in ops
+    np.testing.assert_array_equal(model.graph.initializers["b"].const_value.numpy(), np.full(4, 2, np.float32))
+    np.testing.assert_array_equal(model.graph.initializers["sx"].const_value.numpy(), np.array([2, 4], np.int64))
+
+
+# ------------------------------------------------------------------------------------ one quantize, several readers
+
+
+def test_shared_input_is_quantized_once():
+    """Three FP8MatMuls reading one float tensor with the same scale get one FP8Quantize; a reader with another scale
+    keeps its own quantization; the outputs do not change (FP8 A is the contract's already-quantized input)."""
+    from fp8ort import emulate, ops
+    from fp8ort import numerics as nx
+    from fp8ort.quantization.shared_input import ShareInputQuantizePass
+
+    rng = np.random.default_rng(3)
+    w = [nx.quantize(rng.standard_normal((8, 8)).astype(np.float32), np.float32(0.01), nx.E4M3FN) for _ in range(4)]
+    inits = [numpy_helper.from_array(np.float32(0.05), "s"), numpy_helper.from_array(np.float32(0.07), "s2")]
+    inits += [numpy_helper.from_array(np.full(1, 0.01, np.float32), "ws")]
+    nodes = []
+    for i, wi in enumerate(w):
+        t = numpy_helper.from_array(wi.view(np.uint8), f"w{i}")
+        t.data_type = TensorProto.FLOAT8E4M3FN
+        inits.append(t)
+        nodes.append(
+            helper.make_node("FP8MatMul", ["x", f"w{i}", "s" if i < 3 else "s2", "ws"], [f"y{i}"], domain="com.fp8ort")
+        )
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, [4, 8]) for i in range(4)],
+        inits,
+    )
+    proto = helper.make_model(graph, opset_imports=ops.OPSET_IMPORTS, ir_version=ops.IR_VERSION)
+    model = ir.from_proto(proto)
+    assert ShareInputQuantizePass()(model).modified
+    quantizes = [n for n in model.graph if n.op_type == "FP8Quantize"]
+    assert len(quantizes) == 1 and quantizes[0].inputs[1].name == "s"
+    readers = [n for n in model.graph if n.op_type == "FP8MatMul"]
+    assert [r.inputs[0].dtype for r in readers] == [ir.DataType.FLOAT8E4M3FN] * 3 + [ir.DataType.FLOAT]
+    shared = ir.to_proto(model)
+    onnx.checker.check_model(shared, full_check=True)
+    x = (rng.standard_normal((4, 8)) * 4).astype(np.float32)
+    for a, b in zip(emulate.run_reference(proto, {"x": x}), emulate.run_reference(shared, {"x": x})):
+        assert a.tobytes() == b.tobytes()
