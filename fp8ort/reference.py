@@ -434,13 +434,13 @@ def fp8_attention(
             if bias.dtype != np.float32 or not 1 <= bias.ndim <= 4:
                 raise ValueError(f"attn_bias must be float32 of rank 1 to 4; got {bias.dtype} {list(bias.shape)}")
             try:
-                np.broadcast_shapes(bias.shape, scores.shape)
+                fits = np.broadcast_shapes(bias.shape, scores.shape) == scores.shape
             except ValueError:
+                fits = False
+            if not fits:
                 raise ValueError(
                     f"attn_bias {list(bias.shape)} does not broadcast to the scores [B, H, S, T] = {list(scores.shape)}"
-                ) from None
-            if np.broadcast_shapes(bias.shape, scores.shape) != scores.shape:
-                raise ValueError(f"attn_bias {list(bias.shape)} does not broadcast to the scores {list(scores.shape)}")
+                )
             scores = scores + bias
         if t == 0:  # no keys: zeros, as the unfused MatMul over an empty axis
             scores = np.zeros((b, h, s, 0), np.float32)

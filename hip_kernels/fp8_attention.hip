@@ -2,7 +2,7 @@
 // One block per (64 or 32 query rows, head, batch); key/value tiles stream through shared memory and the softmax is
 // kept online (running maximum and sum per row), so the [S, T] scores never reach memory and no head transposes are
 // needed. float32 arithmetic on the vector units (no tensor cores): the same rounding class as the unfused float32
-// graph it replaces. Logical warps of 32 lanes (two per wavefront on wave64 AMD GPUs; shuffles of width 32).
+// graph it replaces. Logical warps of 32 lanes (two per wavefront on wave64 AMD GPUs; xor shuffles below 32).
 //
 // Per tile each lane scores KPL keys for the 8 rows of its warp (Q rows broadcast from shared memory as float4, K
 // transposed into rows of kBk + 1 floats so that the transposing stores and the lane-wise reads are free of bank
@@ -12,20 +12,13 @@
 
 #include "fp8_numerics.h"
 #include "fp8_status.h"
+#include "onnx_nn_device.h"  // nn::shfl_xor: xor masks below 32 stay inside a logical warp on wave64 too
 
 namespace fp8ort {
 namespace {
 
 constexpr int kLanes = 32;  // logical warp
 constexpr int kRows = 8;    // query rows per logical warp
-
-__device__ __forceinline__ float lane_xor(float v, int mask) {
-#if defined(FP8ORT_CUDA)
-    return __shfl_xor_sync(0xffffffffu, v, mask);
-#else
-    return __shfl_xor(v, mask, kLanes);
-#endif
-}
 
 template <int DMAX, int WARPS, int KPL>
 struct AttentionTile {
@@ -168,7 +161,7 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
                 tmax = fmaxf(tmax, s);
             }
 #pragma unroll
-            for (int off = kLanes / 2; off > 0; off >>= 1) tmax = fmaxf(tmax, lane_xor(tmax, off));
+            for (int off = kLanes / 2; off > 0; off >>= 1) tmax = fmaxf(tmax, nn::shfl_xor(tmax, off));
             const float m_new = fmaxf(m[r], tmax);
             const float mu = m_new == -INFINITY ? 0.0f : m_new;  // all -inf so far: nothing accumulated yet
             const float corr = expf(m[r] - mu);
@@ -219,8 +212,8 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
         float flag = (bad >> r) & 1u ? 1.0f : 0.0f;
 #pragma unroll
         for (int off = kLanes / 2; off > 0; off >>= 1) {
-            total += lane_xor(total, off);
-            flag = fmaxf(flag, lane_xor(flag, off));
+            total += nn::shfl_xor(total, off);
+            flag = fmaxf(flag, nn::shfl_xor(flag, off));
         }
         const int64_t i = i0 + row0 + r;
         if (i >= p.s) continue;

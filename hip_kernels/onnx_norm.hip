@@ -264,15 +264,10 @@ __global__ void layer_norm_kernel(const T* __restrict__ x, const T* __restrict__
 constexpr int kWarpRowQuads = 8;  // float4s per lane: rows of up to 1,024 values
 constexpr int kWarpRowThreads = 256;
 
+// The sum over a group of 32 lanes (xor masks below 32 stay inside the group on wave64 GPUs too).
 __device__ __forceinline__ float row_sum32(float v) {
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-#if defined(FP8ORT_CUDA)
-        v += __shfl_xor_sync(0xffffffffu, v, off);
-#else
-        v += __shfl_xor(v, off, 32);
-#endif
-    }
+    for (int off = 16; off > 0; off >>= 1) v += nn::shfl_xor(v, off);
     return v;
 }
 

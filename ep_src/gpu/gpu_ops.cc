@@ -21,6 +21,15 @@
 namespace fp8ort {
 namespace {
 
+// Where ORT says a value lives (GPU or CPU memory; other kinds as they are), or false where it does not say.
+bool memory_kind(const OrtValue* value, OrtMemoryInfoDeviceType* kind) {
+  const OrtEpApi* ep_api = g_ort->GetEpApi();
+  const OrtMemoryDevice* device = ep_api != nullptr ? ep_api->Value_GetMemoryDevice(value) : nullptr;
+  if (device == nullptr) return false;
+  *kind = ep_api->MemoryDevice_GetDeviceType(device);
+  return true;
+}
+
 // Scales stay in device memory: their shapes are checked at every run with the CPU kernels' checks (ops/op_common),
 // their values once when the kernel is created where they are constants (check_constant_scale).
 const float* scalar_scale_ptr(const Tensor& t, const char* name) {
@@ -37,12 +46,9 @@ void check_constant_scale(const OrtKernelInfo* info, size_t index, const char* n
   const Tensor t = describe(value);
   if (t.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t.size < 1 || t.size > (int64_t{1} << 20)) return;
   if (!per_channel && t.size != 1) return;  // the run's shape check names it
-  // where the value lives: GPU memory is copied to the host first; memory ORT does not describe is left unchecked
-  const OrtEpApi* ep_api = g_ort->GetEpApi();
-  const OrtMemoryDevice* where = ep_api != nullptr ? ep_api->Value_GetMemoryDevice(value) : nullptr;
-  if (where == nullptr) return;
-  const OrtMemoryInfoDeviceType kind = ep_api->MemoryDevice_GetDeviceType(where);
-  if (kind != OrtMemoryInfoDeviceType_GPU && kind != OrtMemoryInfoDeviceType_CPU) return;
+  // GPU memory is copied to the host first; memory ORT does not describe is left unchecked
+  OrtMemoryInfoDeviceType kind;
+  if (!memory_kind(value, &kind) || (kind != OrtMemoryInfoDeviceType_GPU && kind != OrtMemoryInfoDeviceType_CPU)) return;
   std::vector<float> host(static_cast<size_t>(t.size));
   if (kind == OrtMemoryInfoDeviceType_GPU) {
     if (fp8rt_memcpy(host.data(), t.data, host.size() * sizeof(float), nullptr) != 0) {
@@ -106,10 +112,8 @@ fp8ort_epilogue gpu_epilogue(OrtKernelContext* ctx, const CommonAttrs& attrs, co
 // A constant input in GPU memory at kernel creation (a weight initializer), or nullptr.
 const OrtValue* device_constant(const OrtKernelInfo* info, size_t index) {
   const OrtValue* value = constant_input(info, index);
-  if (value == nullptr) return nullptr;
-  const OrtEpApi* ep_api = g_ort->GetEpApi();
-  const OrtMemoryDevice* device = ep_api != nullptr ? ep_api->Value_GetMemoryDevice(value) : nullptr;
-  if (device == nullptr || ep_api->MemoryDevice_GetDeviceType(device) != OrtMemoryInfoDeviceType_GPU) return nullptr;
+  OrtMemoryInfoDeviceType kind;
+  if (value == nullptr || !memory_kind(value, &kind) || kind != OrtMemoryInfoDeviceType_GPU) return nullptr;
   return value;
 }
 
