@@ -154,6 +154,45 @@ class FP8Attention(OpRun):
         return (y,)
 
 
+class FP8LayerNormalization(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self,
+        *args: np.ndarray | None,
+        axis: int | None = None,
+        epsilon: float | None = None,
+        output_dtype: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return ref.fp8_layer_normalization(
+            *[_opt(args, i) for i in range(4)],
+            axis=-1 if axis is None else axis,
+            epsilon=1e-5 if epsilon is None else epsilon,
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT8E4M3FN,
+        )
+
+
+class FP8GlobalAveragePool(OpRun):
+    op_domain = DOMAIN
+
+    def _run(self, X: np.ndarray, x_scale: np.ndarray, layout: str | None = None) -> tuple[np.ndarray]:
+        return (ref.fp8_global_average_pool(X, x_scale, layout=layout or "NHWC"),)
+
+
+class FP8ChannelMul(OpRun):
+    op_domain = DOMAIN
+
+    def _run(
+        self, *args: np.ndarray | None, layout: str | None = None, output_dtype: int | None = None
+    ) -> tuple[np.ndarray]:
+        y = ref.fp8_channel_mul(
+            *[_opt(args, i) for i in range(4)],
+            layout=layout or "NHWC",
+            output_dtype=output_dtype or onnx.TensorProto.FLOAT8E4M3FN,
+        )
+        return (y,)
+
+
 class GatherElements(OpRun):
     """ONNX GatherElements through ``np.take_along_axis``: onnx.reference's own (``np.choose``) takes at most 64
     choices along the axis and fails on the position-id gathers of Hugging Face encoder exports."""
@@ -168,7 +207,18 @@ def reference_session(model: onnx.ModelProto | ir.Model | str) -> ReferenceEvalu
     """An ``onnx.reference`` evaluator that runs ``com.fp8ort`` nodes with ``fp8ort.reference``."""
     if isinstance(model, ir.Model):
         model = ir.to_proto(model)
-    ops = [FP8Conv, FP8MatMul, FP8Quantize, FP8Dequantize, FP8MaxPool, FP8Attention, GatherElements]
+    ops = [
+        FP8Conv,
+        FP8MatMul,
+        FP8Quantize,
+        FP8Dequantize,
+        FP8MaxPool,
+        FP8Attention,
+        FP8LayerNormalization,
+        FP8GlobalAveragePool,
+        FP8ChannelMul,
+        GatherElements,
+    ]
     return ReferenceEvaluator(model, new_ops=ops)
 
 

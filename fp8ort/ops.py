@@ -30,8 +30,12 @@ INPUT_NAMES = {
     "FP8Dequantize": ["X", "scale"],
     "FP8MaxPool": ["X"],
     "FP8Attention": ["Q", "K", "V", "attn_bias", "y_scale"],
+    "FP8LayerNormalization": ["X", "Scale", "B", "y_scale"],
+    "FP8GlobalAveragePool": ["X", "x_scale"],
+    "FP8ChannelMul": ["X", "x_scale", "G", "y_scale"],
 }
-NO_OUTPUT_DTYPE = ("FP8MaxPool",)  # ops whose output has their input's type
+NO_OUTPUT_DTYPE = ("FP8MaxPool", "FP8GlobalAveragePool")  # ops without an output_dtype attribute
+OUTPUT_NAMES = {"FP8LayerNormalization": ["Y", "Y_fp8"]}  # ops with more than the one output "Y"
 
 
 def onnx_type_of(a: np.ndarray) -> int:
@@ -72,17 +76,21 @@ def make_op_model(
             graph_in.append(helper.make_tensor_value_info(name, onnx_type_of(arr), list(arr.shape)))
         else:
             inits.append(numpy_helper.from_array(arr, name))
-    if op_type in NO_OUTPUT_DTYPE:
-        out_type = output_dtype if output_dtype is not None else onnx_type_of(np.asarray(inputs[names[0]]))
+    x_type = onnx_type_of(np.asarray(inputs[names[0]]))
+    if op_type == "FP8GlobalAveragePool":
+        out_types = [TensorProto.FLOAT]
+    elif op_type in NO_OUTPUT_DTYPE:
+        out_types = [output_dtype if output_dtype is not None else x_type]
     else:
         if output_dtype is None:
-            output_dtype = TensorProto.FLOAT8E4M3FN if op_type == "FP8Quantize" else TensorProto.FLOAT
+            fp8_default = op_type in ("FP8Quantize", "FP8LayerNormalization", "FP8ChannelMul")
+            output_dtype = TensorProto.FLOAT8E4M3FN if fp8_default else TensorProto.FLOAT
         attrs["output_dtype"] = output_dtype
-        out_type = output_dtype
-    node = helper.make_node(op_type, node_inputs, ["Y"], domain=DOMAIN, **attrs)
-    graph = helper.make_graph(
-        [node], f"{op_type}_test", graph_in, [helper.make_tensor_value_info("Y", out_type, None)], inits
-    )
+        out_types = [x_type, output_dtype] if op_type == "FP8LayerNormalization" else [output_dtype]
+    out_names = OUTPUT_NAMES.get(op_type, ["Y"])
+    node = helper.make_node(op_type, node_inputs, out_names, domain=DOMAIN, **attrs)
+    outputs = [helper.make_tensor_value_info(n, t, None) for n, t in zip(out_names, out_types)]
+    graph = helper.make_graph([node], f"{op_type}_test", graph_in, outputs, inits)
     return helper.make_model(graph, opset_imports=OPSET_IMPORTS, ir_version=IR_VERSION)
 
 

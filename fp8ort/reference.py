@@ -456,3 +456,118 @@ def fp8_attention(
             raise ValueError("an FP8 output_dtype needs y_scale")
         return nx.quantize(y, y_scale, nx.get_format(output_dtype))
     return y
+
+
+def _positive_scalar(s: np.ndarray | None, name: str) -> np.float32:
+    if s is None:
+        raise ValueError(f"{name} is required")
+    a = np.asarray(s)
+    if a.dtype != np.float32 or a.size != 1:
+        raise ValueError(f"{name} must be a float32 scalar, got {a.dtype} of shape {a.shape}")
+    v = np.float32(a.reshape(()))
+    if not (np.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {v}")
+    return v
+
+
+def fp8_layer_normalization(
+    X: np.ndarray,
+    Scale: np.ndarray,
+    B: np.ndarray | None,
+    y_scale: np.ndarray,
+    *,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+    output_dtype: int = TensorProto.FLOAT8E4M3FN,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reference ``com.fp8ort::FP8LayerNormalization``: ``(Y, q(Y, y_scale))`` with ``Y`` ONNX LayerNormalization.
+
+    The statistics are float64 sums rounded to float32 (mean, then the variance about the float32 mean); each later
+    step is one float32 operation: ``d = x - mean``, ``r = 1 / sqrt(var + epsilon)`` (computed in float64, rounded
+    once), ``Y = d * r * Scale + B``. Kernels that sum in float32 agree within float32 rounding; ``Y_fp8`` is always
+    ``q`` of the kernel's own ``Y``.
+    """
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float16):
+        raise ValueError(f"X must be float32 or float16, got {X.dtype}")
+    rank = X.ndim
+    ax = axis + rank if axis < 0 else axis
+    if not 0 <= ax < rank:
+        raise ValueError(f"axis {axis} is out of range for X of rank {rank}")
+    if not (math.isfinite(epsilon) and epsilon >= 0):
+        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}")
+    norm_shape = X.shape[ax:]
+    for name, t in (("Scale", Scale), ("B", B)):
+        if t is None:
+            continue
+        t = np.asarray(t)
+        if t.dtype != X.dtype or t.shape != norm_shape:
+            raise ValueError(f"{name} must be {X.dtype} of shape {norm_shape}, got {t.dtype} of shape {t.shape}")
+    ys = _positive_scalar(y_scale, "y_scale")
+    rows = int(np.prod(X.shape[:ax], dtype=np.int64))
+    n = int(np.prod(norm_shape, dtype=np.int64))
+    x = X.astype(np.float32).reshape(rows, n)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        mean = (x.astype(np.float64).sum(axis=1) / max(n, 1)).astype(np.float32)[:, None]
+        d = x - mean
+        var = ((d.astype(np.float64) ** 2).sum(axis=1) / max(n, 1)).astype(np.float32)[:, None]
+        r = (1.0 / np.sqrt(var.astype(np.float64) + np.float64(np.float32(epsilon)))).astype(np.float32)
+        y = d * r
+        y = y * np.asarray(Scale).astype(np.float32).reshape(1, n)
+        if B is not None:
+            y = y + np.asarray(B).astype(np.float32).reshape(1, n)
+    y = y.reshape(X.shape).astype(X.dtype)
+    y_fp8 = nx.encode((y.astype(np.float32) / ys).astype(np.float32), nx.get_format(output_dtype), saturate=True)
+    return y, y_fp8
+
+
+def _fp8_4d(X: np.ndarray, layout: str) -> np.ndarray:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    X = np.asarray(X)
+    if X.ndim != 4 or not nx.is_fp8(X.dtype):
+        raise ValueError(f"X must be a 4-D FP8 tensor, got {X.dtype} of shape {X.shape}")
+    return X
+
+
+def fp8_global_average_pool(X: np.ndarray, x_scale: np.ndarray, *, layout: str = "NHWC") -> np.ndarray:
+    """Reference ``com.fp8ort::FP8GlobalAveragePool``: ``float32(S / (H*W)) * x_scale`` per image and channel, S the
+    exact (float64) sum of the decoded FP8 values; shape ``[N, 1, 1, C]`` (NHWC) or ``[N, C, 1, 1]`` (NCHW)."""
+    X = _fp8_4d(X, layout)
+    xs = _positive_scalar(x_scale, "x_scale")
+    axes = (1, 2) if layout == "NHWC" else (2, 3)
+    hw = X.shape[axes[0]] * X.shape[axes[1]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = X.astype(np.float64).sum(axis=axes, keepdims=True)
+        m = (s / np.float64(hw)).astype(np.float32)
+    return (m * xs).astype(np.float32)
+
+
+def fp8_channel_mul(
+    X: np.ndarray,
+    x_scale: np.ndarray,
+    G: np.ndarray,
+    y_scale: np.ndarray | None = None,
+    *,
+    layout: str = "NHWC",
+    output_dtype: int = TensorProto.FLOAT8E4M3FN,
+) -> np.ndarray:
+    """Reference ``com.fp8ort::FP8ChannelMul``: ``t = float(X) * x_scale``, ``t = t * G[n, c]`` (float32 each), then
+    ``q(t, y_scale)`` for an FP8 output or a cast to float32/float16."""
+    X = _fp8_4d(X, layout)
+    xs = _positive_scalar(x_scale, "x_scale")
+    G = np.asarray(G)
+    n, c = X.shape[0], (X.shape[3] if layout == "NHWC" else X.shape[1])
+    want = (n, 1, 1, c) if layout == "NHWC" else (n, c, 1, 1)
+    if G.dtype != np.float32 or G.shape != want:
+        raise ValueError(f"G must be float32 of shape {list(want)}, got {G.dtype} of shape {list(G.shape)}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = X.astype(np.float32) * xs
+        t = t * G
+    if output_dtype in (TensorProto.FLOAT, TensorProto.FLOAT16):
+        with np.errstate(over="ignore"):
+            return t.astype(nx.onnx_to_numpy_dtype(output_dtype))
+    fmt = nx.get_format(output_dtype)
+    ys = _positive_scalar(y_scale, "y_scale")
+    with np.errstate(over="ignore", invalid="ignore"):
+        return nx.encode((t / ys).astype(np.float32), fmt, saturate=True)
