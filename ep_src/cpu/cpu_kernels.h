@@ -19,6 +19,9 @@ std::unique_ptr<Kernel> create_cpu_quantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_dequantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_max_pool(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cpu_attention(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_cpu_layer_norm(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_cpu_global_average_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_cpu_channel_mul(const OrtKernelInfo* info);
 
 // Geometry of a convolution run as a GEMM (a MatMul is a 1x1 NHWC convolution over its rows).
 struct ConvGeometry {

@@ -684,4 +684,133 @@ AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a) {
   return r;
 }
 
+LayerNormAttrs parse_layer_norm_attrs(const OrtKernelInfo* info) {
+  LayerNormAttrs a;
+  a.axis = attr_int(info, "axis", -1);
+  a.epsilon = attr_float(info, "epsilon", 1e-5f);
+  if (!std::isfinite(a.epsilon) || a.epsilon < 0.0f) {
+    fail("attribute epsilon must be finite and >= 0; got " + std::to_string(a.epsilon));
+  }
+  a.q_type = attr_elem_type(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN);
+  if (!is_fp8_type(a.q_type)) {
+    const int64_t dt = a.q_type;
+    fail("attribute output_dtype=" + std::to_string(dt) + " is not an FP8 type; use 17-20 (Y_fp8's type)");
+  }
+  return a;
+}
+
+LayerNormRun begin_layer_norm(OrtKernelContext* ctx, const LayerNormAttrs& a) {
+  LayerNormRun r;
+  r.x = input(ctx, 0);
+  r.scale = input(ctx, 1);
+  r.bias = input(ctx, 2);
+  r.y_scale = input(ctx, 3);
+  require_type(r.x, "X", r.x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || r.x.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+               "float32 or float16");
+  const int64_t rank = static_cast<int64_t>(r.x.shape.size());
+  const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+  if (axis < 0 || axis >= rank) {
+    fail("attribute axis=" + std::to_string(a.axis) + " is out of range for X of rank " + std::to_string(rank));
+  }
+  const std::vector<int64_t> norm(r.x.shape.begin() + axis, r.x.shape.end());
+  for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&r.scale, "Scale"}, {&r.bias, "B"}}) {
+    if (!t->present()) {
+      if (t == &r.scale) fail("input Scale is missing; give the normalized axes' scale (X's type)");
+      continue;
+    }
+    require_type(*t, name, t->type == r.x.type, type_name(r.x.type));
+    if (t->shape != norm) {
+      fail(std::string("input ") + name + " must have the normalized axes' shape " + shape_str(norm) + " (X" +
+           shape_str(r.x.shape) + " from axis " + std::to_string(axis) + "); got " + shape_str(t->shape));
+    }
+  }
+  check_scalar_scale_shape(r.y_scale, "y_scale");
+  r.cols = 1;
+  for (int64_t d : norm) r.cols *= d;
+  r.rows = r.cols == 0 ? 0 : r.x.size / r.cols;
+  size_t outputs = 0;
+  check(g_ort->KernelContext_GetOutputCount(ctx, &outputs), "KernelContext_GetOutputCount");
+  if (outputs < 2) fail("the node needs both outputs, Y and Y_fp8; use LayerNormalization for a float output alone");
+  r.y = output(ctx, 0, r.x.shape);
+  if (r.y.type != r.x.type) {
+    fail(std::string("output Y is declared ") + type_name(r.y.type) + "; it has X's type " + type_name(r.x.type));
+  }
+  r.y_fp8 = output(ctx, 1, r.x.shape);
+  if (r.y_fp8.type != a.q_type) {
+    fail(std::string("output Y_fp8 is declared ") + type_name(r.y_fp8.type) + " but output_dtype says " +
+         type_name(a.q_type) + "; make the model's declared output type agree with output_dtype");
+  }
+  return r;
+}
+
+ChannelOpAttrs parse_channel_op_attrs(const OrtKernelInfo* info, bool with_output_dtype) {
+  ChannelOpAttrs a;
+  const std::string layout = attr_string(info, "layout", "NHWC");
+  if (layout != "NHWC" && layout != "NCHW") fail("attribute layout must be \"NHWC\" or \"NCHW\"; got \"" + layout + "\"");
+  a.nhwc = layout == "NHWC";
+  if (with_output_dtype) {
+    a.output_type = attr_elem_type(info, "output_dtype", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN);
+    const bool ok = is_fp8_type(a.output_type) || a.output_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ||
+                    a.output_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+    if (!ok) {
+      const int64_t dt = a.output_type;
+      fail("attribute output_dtype=" + std::to_string(dt) + " is not allowed; use an FP8 type (17-20), FLOAT (1) or "
+           "FLOAT16 (10)");
+    }
+  }
+  return a;
+}
+
+namespace {
+
+// X (4-D FP8) and x_scale of FP8GlobalAveragePool / FP8ChannelMul, and the [n, hw, c] view.
+void begin_channel_op(OrtKernelContext* ctx, const ChannelOpAttrs& a, ChannelOpRun& r) {
+  r.x = input(ctx, 0);
+  r.x_scale = input(ctx, 1);
+  require_type(r.x, "X", is_fp8_type(r.x.type), "an FP8 type");
+  if (r.x.shape.size() != 4) {
+    fail(std::string("input X must be 4-D (") + (a.nhwc ? "NHWC" : "NCHW") + "); got shape " + shape_str(r.x.shape));
+  }
+  check_scalar_scale_shape(r.x_scale, "x_scale");
+  const std::vector<int64_t>& s = r.x.shape;
+  r.n = s[0];
+  r.c = a.nhwc ? s[3] : s[1];
+  r.hw = a.nhwc ? s[1] * s[2] : s[2] * s[3];
+}
+
+std::vector<int64_t> channel_shape(const ChannelOpAttrs& a, int64_t n, int64_t c) {
+  return a.nhwc ? std::vector<int64_t>{n, 1, 1, c} : std::vector<int64_t>{n, c, 1, 1};
+}
+
+}  // namespace
+
+ChannelOpRun begin_global_average_pool(OrtKernelContext* ctx, const ChannelOpAttrs& a) {
+  ChannelOpRun r;
+  begin_channel_op(ctx, a, r);
+  r.y = output(ctx, 0, channel_shape(a, r.n, r.c));
+  check_output_type(r.y, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+  return r;
+}
+
+ChannelOpRun begin_channel_mul(OrtKernelContext* ctx, const ChannelOpAttrs& a) {
+  ChannelOpRun r;
+  begin_channel_op(ctx, a, r);
+  r.g = input(ctx, 2);
+  r.y_scale = input(ctx, 3);
+  if (!r.g.present()) fail("input G is missing; give the per-image, per-channel gate (float32)");
+  require_type(r.g, "G", r.g.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  const std::vector<int64_t> want = channel_shape(a, r.n, r.c);
+  if (r.g.shape != want) {
+    fail("input G must have shape " + shape_str(want) + " (one gate per image and channel of X" +
+         shape_str(r.x.shape) + "); got " + shape_str(r.g.shape));
+  }
+  if (is_fp8_type(a.output_type)) {
+    if (!r.y_scale.present()) fail("output_dtype is FP8 and needs y_scale (input 3)");
+    check_scalar_scale_shape(r.y_scale, "y_scale");
+  }
+  r.y = output(ctx, 0, r.x.shape);
+  check_output_type(r.y, a.output_type);
+  return r;
+}
+
 }  // namespace fp8ort

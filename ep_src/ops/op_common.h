@@ -191,4 +191,37 @@ struct AttentionRun {
 };
 AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a);
 
+// FP8LayerNormalization: attributes checked once when the kernel is made.
+struct LayerNormAttrs {
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+  ONNXTensorElementDataType q_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN;  // Y_fp8's type (output_dtype)
+};
+LayerNormAttrs parse_layer_norm_attrs(const OrtKernelInfo* info);
+
+// X viewed as [rows, cols] (cols: the normalized axes); Y with X's type and Y_fp8 with output_dtype's, both
+// allocated. y_scale is checked for presence, type and size; its value is read by the kernel.
+struct LayerNormRun {
+  Tensor x, scale, bias, y_scale, y, y_fp8;
+  int64_t rows = 0, cols = 0;
+};
+LayerNormRun begin_layer_norm(OrtKernelContext* ctx, const LayerNormAttrs& a);
+
+// FP8GlobalAveragePool and FP8ChannelMul: a 4-D FP8 X as [n, hw, c] (NHWC) or [n, c, hw] (NCHW).
+struct ChannelOpAttrs {
+  bool nhwc = true;
+  ONNXTensorElementDataType output_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN;  // FP8ChannelMul only
+};
+// `with_output_dtype`: FP8ChannelMul's output_dtype (an FP8 type, FLOAT or FLOAT16); FP8GlobalAveragePool has none.
+ChannelOpAttrs parse_channel_op_attrs(const OrtKernelInfo* info, bool with_output_dtype);
+
+struct ChannelOpRun {
+  Tensor x, x_scale, g, y_scale, y;
+  int64_t n = 0, hw = 0, c = 0;
+};
+// FP8GlobalAveragePool: X and x_scale checked, Y float32 [n, 1, 1, c] (NHWC) or [n, c, 1, 1] allocated.
+ChannelOpRun begin_global_average_pool(OrtKernelContext* ctx, const ChannelOpAttrs& a);
+// FP8ChannelMul: X, x_scale, G ([n, 1, 1, c] or [n, c, 1, 1], float32) and y_scale checked, Y allocated.
+ChannelOpRun begin_channel_mul(OrtKernelContext* ctx, const ChannelOpAttrs& a);
+
 }  // namespace fp8ort

@@ -40,7 +40,7 @@ bool input_dims(OrtShapeInferContext* ctx, size_t index, Dims* out) {
   return true;
 }
 
-void set_output(OrtShapeInferContext* ctx, ONNXTensorElementDataType type, const Dims& d) {
+void set_output(OrtShapeInferContext* ctx, size_t index, ONNXTensorElementDataType type, const Dims& d) {
   OrtTensorTypeAndShapeInfo* info = nullptr;
   check(g_ort->CreateTensorTypeAndShapeInfo(&info), "CreateTensorTypeAndShapeInfo");
   std::vector<const char*> names;
@@ -48,7 +48,7 @@ void set_output(OrtShapeInferContext* ctx, ONNXTensorElementDataType type, const
   OrtStatus* st = g_ort->SetTensorElementType(info, type);
   if (st == nullptr) st = g_ort->SetDimensions(info, d.values.data(), d.values.size());
   if (st == nullptr) st = g_ort->SetSymbolicDimensions(info, names.data(), names.size());
-  if (st == nullptr) st = g_ort->ShapeInferContext_SetOutputTypeShape(ctx, 0, info);
+  if (st == nullptr) st = g_ort->ShapeInferContext_SetOutputTypeShape(ctx, index, info);
   g_ort->ReleaseTensorTypeAndShapeInfo(info);
   check(st, "setting the output shape");
 }
@@ -204,6 +204,20 @@ void infer_attention(OrtShapeInferContext* ctx, Dims& y) {
   y.names[2] = v.names[2];
 }
 
+// FP8GlobalAveragePool: [N, 1, 1, C] (NHWC) or [N, C, 1, 1] from a 4-D X.
+void infer_global_average_pool(OrtShapeInferContext* ctx, Dims& y) {
+  Dims x;
+  if (!input_dims(ctx, 0, &x)) return;
+  if (x.values.size() != 4) fail("input X must be 4-D; got rank " + std::to_string(x.values.size()));
+  const size_t ci = infer_string(ctx, "layout", "NHWC") == "NCHW" ? 1 : 3;
+  y.values.assign(4, 1);
+  y.names.assign(4, "");
+  for (size_t i : {size_t{0}, ci}) {
+    y.values[i] = x.values[i];
+    y.names[i] = x.names[i];
+  }
+}
+
 ONNXTensorElementDataType infer_input_type(OrtShapeInferContext* ctx, size_t index) {
   size_t count = 0;
   check(g_ort->ShapeInferContext_GetInputCount(ctx, &count), "ShapeInferContext_GetInputCount");
@@ -230,6 +244,12 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
     if (kind == OpKind::kAttention) {
       ok = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       expected = "float32";
+    } else if (kind == OpKind::kLayerNorm && i < 3) {
+      ok = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+      expected = "float32 or float16";
+    } else if (i == 0 && (kind == OpKind::kGlobalAveragePool || kind == OpKind::kChannelMul)) {
+      ok = is_fp8_type(t);
+      expected = "an FP8 type";
     } else if (i == 0 && kind == OpKind::kMaxPool) {
       ok = is_max_pool_type(t);
       expected = kMaxPoolTypes;
@@ -258,10 +278,13 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
 #if defined(FP8ORT_WITH_GPU)
 constexpr KernelFactory kGpuConv = create_gpu_conv, kGpuMatMul = create_gpu_matmul,
                         kGpuQuantize = create_gpu_quantize, kGpuDequantize = create_gpu_dequantize,
-                        kGpuMaxPool = create_gpu_max_pool, kGpuAttention = create_gpu_attention;
+                        kGpuMaxPool = create_gpu_max_pool, kGpuAttention = create_gpu_attention,
+                        kGpuLayerNorm = create_gpu_layer_norm, kGpuGlobalAveragePool = create_gpu_global_average_pool,
+                        kGpuChannelMul = create_gpu_channel_mul;
 #else
 constexpr KernelFactory kGpuConv = nullptr, kGpuMatMul = nullptr, kGpuQuantize = nullptr, kGpuDequantize = nullptr,
-                        kGpuMaxPool = nullptr, kGpuAttention = nullptr;
+                        kGpuMaxPool = nullptr, kGpuAttention = nullptr, kGpuLayerNorm = nullptr,
+                        kGpuGlobalAveragePool = nullptr, kGpuChannelMul = nullptr;
 #endif
 
 }  // namespace
@@ -283,6 +306,12 @@ const std::vector<OpSchema>& op_schemas() {
        create_cpu_max_pool, kGpuMaxPool},
       {OpKind::kAttention, "FP8Attention", kOpSinceVersion, {"Q", "K", "V", "attn_bias", "y_scale"}, 3, 1, kF32,
        create_cpu_attention, kGpuAttention},
+      {OpKind::kLayerNorm, "FP8LayerNormalization", kOpSinceVersion, {"X", "Scale", "B", "y_scale"}, 2, 2, kE4M3,
+       create_cpu_layer_norm, kGpuLayerNorm},
+      {OpKind::kGlobalAveragePool, "FP8GlobalAveragePool", kOpSinceVersion, {"X", "x_scale"}, 2, 1, kF32,
+       create_cpu_global_average_pool, kGpuGlobalAveragePool},
+      {OpKind::kChannelMul, "FP8ChannelMul", kOpSinceVersion, {"X", "x_scale", "G", "y_scale"}, 3, 1, kE4M3,
+       create_cpu_channel_mul, kGpuChannelMul},
   };
   return table;
 }
@@ -291,6 +320,8 @@ void infer_type_and_shape(const OpSchema& op, OrtShapeInferContext* ctx) {
   int64_t out_type = op.default_output_type;
   if (op.default_output_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {  // Y has X's type (FP8MaxPool)
     out_type = infer_input_type(ctx, 0);
+  } else if (op.kind == OpKind::kGlobalAveragePool) {  // no output_dtype: always float32
+    out_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
   } else {
     const int64_t dflt = op.default_output_type;
     out_type = infer_int(ctx, "output_dtype", dflt);
@@ -304,11 +335,14 @@ void infer_type_and_shape(const OpSchema& op, OrtShapeInferContext* ctx) {
       case OpKind::kMatMul: infer_matmul(ctx, y); break;
       case OpKind::kMaxPool: infer_max_pool(ctx, y); break;
       case OpKind::kAttention: infer_attention(ctx, y); break;
+      case OpKind::kGlobalAveragePool: infer_global_average_pool(ctx, y); break;
       default: input_dims(ctx, 0, &y); break;
     }
   } catch (const OpError&) {
     Dims x;
-    const size_t rank = op.kind == OpKind::kConv || op.kind == OpKind::kMaxPool
+    const bool four_d = op.kind == OpKind::kConv || op.kind == OpKind::kMaxPool ||
+                        op.kind == OpKind::kGlobalAveragePool || op.kind == OpKind::kChannelMul;
+    const size_t rank = four_d
                             ? 4
                             : (input_dims(ctx, 0, &x) ? x.values.size() : 0);
     y.values.assign(rank, -1);
@@ -317,7 +351,12 @@ void infer_type_and_shape(const OpSchema& op, OrtShapeInferContext* ctx) {
   for (size_t i = 0; i < y.values.size(); ++i) {
     if (y.values[i] < 0 && y.names[i].empty()) y.names[i] = unknown_dim();
   }
-  set_output(ctx, static_cast<ONNXTensorElementDataType>(out_type), y);
+  if (op.kind == OpKind::kLayerNorm) {  // Y with X's type, then Y_fp8 with output_dtype's
+    set_output(ctx, 0, infer_input_type(ctx, 0), y);
+    set_output(ctx, 1, static_cast<ONNXTensorElementDataType>(out_type), y);
+    return;
+  }
+  set_output(ctx, 0, static_cast<ONNXTensorElementDataType>(out_type), y);
 }
 
 }  // namespace fp8ort

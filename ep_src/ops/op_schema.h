@@ -15,7 +15,17 @@ namespace fp8ort {
 constexpr const char* kOpDomain = "com.fp8ort";
 constexpr int kOpSinceVersion = 1;
 
-enum class OpKind { kConv, kMatMul, kQuantize, kDequantize, kMaxPool, kAttention };
+enum class OpKind {
+  kConv,
+  kMatMul,
+  kQuantize,
+  kDequantize,
+  kMaxPool,
+  kAttention,
+  kLayerNorm,
+  kGlobalAveragePool,
+  kChannelMul
+};
 
 struct OpSchema {
   OpKind kind;
@@ -25,6 +35,7 @@ struct OpSchema {
   size_t required_inputs;  // the first `required_inputs` inputs must be given
   size_t output_count;
   ONNXTensorElementDataType default_output_type;  // when output_dtype is absent (UNDEFINED: X's type)
+  // (FP8LayerNormalization: of its second output, Y_fp8; its first has X's type)
   KernelFactory create_cpu;
   KernelFactory create_gpu;  // nullptr in a build without a GPU backend
 };
