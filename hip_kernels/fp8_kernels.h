@@ -81,6 +81,17 @@ FP8ORT_GPU_API fp8ort_status fp8ort_attention(const float* q, const float* k, co
                                               const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
                                               const float* y_scale, void* stream);
 
+/* FP8GlobalAveragePool (docs/operators.md): X FP8 (x_type) viewed as [n, hw, c] (nhwc != 0) or [n, c, hw];
+ * y[n * c + ch] = float32(sum over hw / hw) * *x_scale (x_scale: a device pointer; float32 sums). */
+FP8ORT_GPU_API fp8ort_status fp8ort_global_average_pool(const void* x, fp8ort_dtype x_type, const float* x_scale,
+                                                        float* y, int64_t n, int64_t hw, int64_t c, int nhwc,
+                                                        void* stream);
+/* FP8ChannelMul: t = float(X) * *x_scale, t = t * g[n * c + ch] (each rounded to float32), then q(t, *y_scale) into
+ * an FP8 y_type or a cast to FLOAT/FLOAT16; X as for fp8ort_global_average_pool, Y in X's layout. */
+FP8ORT_GPU_API fp8ort_status fp8ort_channel_mul(const void* x, fp8ort_dtype x_type, const float* x_scale,
+                                                const float* g, void* y, fp8ort_dtype y_type, const float* y_scale,
+                                                int64_t n, int64_t hw, int64_t c, int nhwc, void* stream);
+
 /* Channels-last activations padded with zero channels, for convolutions whose channel count the tensor-core
  * kernels cannot take (in_c % 16 != 0): Y[p, j] = q(X[p, j], *scale) for j < c, 0 for c <= j < c_out (saturating).
  * X is FLOAT/FLOAT16/BFLOAT16, or FP8 of y_type (then copied; scale unused). */

@@ -59,6 +59,12 @@ FP8ORT_GPU_API fp8ort_status fp8ort_nn_softmax(const void* x, void* y, fp8ort_dt
 FP8ORT_GPU_API fp8ort_status fp8ort_nn_layer_norm(const void* x, const void* scale, const void* bias, void* y,
                                                   float* mean, float* inv_std, fp8ort_dtype type, int64_t rows,
                                                   int64_t cols, float epsilon, void* stream);
+/* FP8LayerNormalization (docs/operators.md): Y as fp8ort_nn_layer_norm (no Mean/InvStdDev), and Y_fp8 [rows, cols]
+ * = q(Y as written, *y_scale) in FP8 type q_type (y_scale: a device pointer). */
+FP8ORT_GPU_API fp8ort_status fp8ort_nn_layer_norm_fp8(const void* x, const void* scale, const void* bias, void* y,
+                                                      void* y_fp8, fp8ort_dtype type, fp8ort_dtype q_type,
+                                                      const float* y_scale, int64_t rows, int64_t cols, float epsilon,
+                                                      void* stream);
 
 /* ---- batched GEMM for MatMul and Gemm (onnx_linalg.hip) ----
  * For every batch index b (decoded over batch_dims, row-major): Y[b, m, n] = alpha * sum_k A(m, k) * B(k, n)

@@ -1,6 +1,7 @@
 // Reductions (ReduceSum/Mean/Max/Min, global pooling), Softmax/LogSoftmax and LayerNormalization.
 // A row of contiguous values is reduced by one block (warp shuffles, then shared memory); strided reductions
 // ([outer, r, inner] with inner > 1, short rows) by one thread per output, adjacent threads on adjacent columns.
+#include "fp8_numerics.h"
 #include "onnx_nn_device.h"
 
 #include <type_traits>
@@ -227,12 +228,24 @@ fp8ort_status launch_softmax(const void* x, void* y, int64_t outer, int64_t d, i
 
 // ---- LayerNormalization: one block per row, mean then variance then the output (the row stays in cache) ----
 
-template <class T>
+// The optional FP8 copy of Y (FP8LayerNormalization): none, or q(Y as written, *y_scale) into format F.
+struct NoFp8Copy {
+    static constexpr bool kOn = false;
+};
+template <fp8ort_fp8_format F>
+struct Fp8Copy {
+    static constexpr bool kOn = true;
+    __device__ __forceinline__ static uint8_t code(float v, const fp8_divisor& d) { return quantize_fp8<F>(v, d, true); }
+};
+
+template <class T, class Q>
 __global__ void layer_norm_kernel(const T* __restrict__ x, const T* __restrict__ scale, const T* __restrict__ bias,
                                   T* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out,
-                                  int64_t rows, int64_t cols, float epsilon) {
+                                  int64_t rows, int64_t cols, float epsilon, uint8_t* __restrict__ yq,
+                                  const float* __restrict__ q_scale) {
     __shared__ float smem[nn::kMaxBlockWarps];
     const float inv_cols = 1.0f / static_cast<float>(cols);
+    const fp8_divisor qd = make_fp8_divisor(Q::kOn ? *q_scale : 1.0f);
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* xr = x + row * cols;
         T* yr = y + row * cols;
@@ -250,6 +263,7 @@ __global__ void layer_norm_kernel(const T* __restrict__ x, const T* __restrict__
             float o = (nn::load(xr, j) - mean) * inv_std * nn::load(scale, j);
             if (bias) o += nn::load(bias, j);
             nn::store(yr, j, o);
+            if constexpr (Q::kOn) yq[row * cols + j] = Q::code(nn::load(yr, j), qd);  // the Y just written
         }
         if (threadIdx.x == 0) {
             if (mean_out) mean_out[row] = mean;
@@ -271,10 +285,13 @@ __device__ __forceinline__ float row_sum32(float v) {
     return v;
 }
 
+template <class Q>
 __global__ void __launch_bounds__(kWarpRowThreads)
     layer_norm_rows_kernel(const float* __restrict__ x, const float* __restrict__ scale, const float* __restrict__ bias,
                            float* __restrict__ y, float* __restrict__ mean_out, float* __restrict__ inv_std_out,
-                           int64_t rows, int64_t cols, float epsilon) {
+                           int64_t rows, int64_t cols, float epsilon, uint8_t* __restrict__ yq,
+                           const float* __restrict__ q_scale) {
+    const fp8_divisor qd = make_fp8_divisor(Q::kOn ? *q_scale : 1.0f);
     const int lane = static_cast<int>(threadIdx.x) % 32;
     const int64_t rows_per_block = kWarpRowThreads / 32;
     const int quads = static_cast<int>(cols / 4);
@@ -314,6 +331,11 @@ __global__ void __launch_bounds__(kWarpRowThreads)
                 o.x += bs.x, o.y += bs.y, o.z += bs.z, o.w += bs.w;
             }
             yr[qi] = o;
+            if constexpr (Q::kOn) {  // four codes in one 4-byte store (cols % 4 == 0, yq 4-byte aligned)
+                const uint32_t w = uint32_t{Q::code(o.x, qd)} | (uint32_t{Q::code(o.y, qd)} << 8) |
+                                   (uint32_t{Q::code(o.z, qd)} << 16) | (uint32_t{Q::code(o.w, qd)} << 24);
+                reinterpret_cast<uint32_t*>(yq + row * cols)[qi] = w;
+            }
         }
         if (lane == 0) {
             if (mean_out) mean_out[row] = mean;
@@ -322,25 +344,43 @@ __global__ void __launch_bounds__(kWarpRowThreads)
     }
 }
 
-template <class T>
+template <class T, class Q = NoFp8Copy>
 fp8ort_status launch_layer_norm(const void* x, const void* scale, const void* bias, void* y, float* mean,
-                                float* inv_std, int64_t rows, int64_t cols, float epsilon, hipStream_t stream) {
+                                float* inv_std, int64_t rows, int64_t cols, float epsilon, hipStream_t stream,
+                                void* yq = nullptr, const float* q_scale = nullptr) {
+    uint8_t* q = static_cast<uint8_t*>(yq);
     if constexpr (std::is_same_v<T, float>) {
-        const auto aligned = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-        if (cols % 4 == 0 && cols >= 128 && cols <= kWarpRowQuads * 128 && aligned(x) && aligned(y) &&
-            aligned(scale) && (!bias || aligned(bias))) {
+        const auto aligned = [](const void* ptr, uintptr_t a) { return reinterpret_cast<uintptr_t>(ptr) % a == 0; };
+        if (cols % 4 == 0 && cols >= 128 && cols <= kWarpRowQuads * 128 && aligned(x, 16) && aligned(y, 16) &&
+            aligned(scale, 16) && (!bias || aligned(bias, 16)) && (!Q::kOn || aligned(q, 4))) {
             const int64_t blocks = (rows + kWarpRowThreads / 32 - 1) / (kWarpRowThreads / 32);
-            layer_norm_rows_kernel<<<nn::clamp_grid(blocks, nn::kMaxGridX), kWarpRowThreads, 0, stream>>>(
+            layer_norm_rows_kernel<Q><<<nn::clamp_grid(blocks, nn::kMaxGridX), kWarpRowThreads, 0, stream>>>(
                 static_cast<const float*>(x), static_cast<const float*>(scale), static_cast<const float*>(bias),
-                static_cast<float*>(y), mean, inv_std, rows, cols, epsilon);
+                static_cast<float*>(y), mean, inv_std, rows, cols, epsilon, q, q_scale);
             return check_launch("fp8ort_nn_layer_norm");
         }
     }
     const int threads = cols > kShortRow ? kRowThreads : kSmallRowThreads;
-    layer_norm_kernel<T><<<nn::clamp_grid(rows, nn::kMaxGridX), threads, 0, stream>>>(
+    layer_norm_kernel<T, Q><<<nn::clamp_grid(rows, nn::kMaxGridX), threads, 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias), static_cast<T*>(y), mean,
-        inv_std, rows, cols, epsilon);
+        inv_std, rows, cols, epsilon, q, q_scale);
     return check_launch("fp8ort_nn_layer_norm");
+}
+
+template <class T>
+fp8ort_status launch_layer_norm_fp8(const void* x, const void* scale, const void* bias, void* y, void* yq,
+                                    fp8ort_dtype q_type, const float* q_scale, int64_t rows, int64_t cols,
+                                    float epsilon, hipStream_t s) {
+    switch (q_type) {
+        case FP8ORT_E4M3FN:
+            return launch_layer_norm<T, Fp8Copy<FP8ORT_E4M3FN>>(x, scale, bias, y, nullptr, nullptr, rows, cols, epsilon, s, yq, q_scale);
+        case FP8ORT_E4M3FNUZ:
+            return launch_layer_norm<T, Fp8Copy<FP8ORT_E4M3FNUZ>>(x, scale, bias, y, nullptr, nullptr, rows, cols, epsilon, s, yq, q_scale);
+        case FP8ORT_E5M2:
+            return launch_layer_norm<T, Fp8Copy<FP8ORT_E5M2>>(x, scale, bias, y, nullptr, nullptr, rows, cols, epsilon, s, yq, q_scale);
+        default:
+            return launch_layer_norm<T, Fp8Copy<FP8ORT_E5M2FNUZ>>(x, scale, bias, y, nullptr, nullptr, rows, cols, epsilon, s, yq, q_scale);
+    }
 }
 
 bool valid_op(fp8ort_nn_reduce_op op) { return op >= FP8ORT_NN_REDUCE_SUM && op <= FP8ORT_NN_REDUCE_MIN; }
@@ -408,5 +448,21 @@ extern "C" fp8ort_status fp8ort_nn_layer_norm(const void* x, const void* scale, 
     if (!x || !y || !scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: x, scale and y must be device pointers, got NULL", me);
     FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_layer_norm, x, scale, bias, y, mean, inv_std, rows, cols, epsilon,
                                   as_stream(stream)));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_nn_layer_norm_fp8(const void* x, const void* scale, const void* bias, void* y, void* y_fp8,
+                                                  fp8ort_dtype type, fp8ort_dtype q_type, const float* q_scale,
+                                                  int64_t rows, int64_t cols, float epsilon, void* stream) {
+    const char* me = "fp8ort_nn_layer_norm_fp8";
+    if (!nn::is_nn_type(type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: type %s is not float32/float16", me, dtype_name(type));
+    if (!is_fp8_type(q_type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: Y_fp8 type %s is not FP8", me, dtype_name(q_type));
+    if (rows < 0 || cols < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
+    if (rows == 0) return ok();
+    if (cols == 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: the normalized axes hold no values", me);
+    if (!x || !y || !scale || !y_fp8 || !q_scale)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: x, scale, y, y_fp8 and y_scale must be device pointers, got NULL", me);
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_layer_norm_fp8, x, scale, bias, y, y_fp8, q_type, q_scale, rows, cols,
+                                  epsilon, as_stream(stream)));
     return ok();
 }

@@ -15,6 +15,7 @@
 #include "fp8_kernels.h"
 #include "fp8_runtime.h"
 #include "onnx_kernels.h"
+#include "onnx_nn_kernels.h"
 #include "gpu/gpu_common.h"
 #include "gpu/gpu_ops.h"
 
@@ -556,7 +557,74 @@ class GpuAttention final : public Kernel {
   AttentionAttrs attrs_;
 };
 
+// FP8LayerNormalization: the contract's checks (ops/op_common), then the LayerNormalization kernel with its FP8
+// copy in the same pass; y_scale stays on the device (checked when the kernel is made where it is a constant).
+class GpuLayerNorm final : public Kernel {
+ public:
+  explicit GpuLayerNorm(const OrtKernelInfo* info) {
+    oc_ = {"FP8LayerNormalization", node_name(info)};
+    attrs_ = parse_layer_norm_attrs(info);
+    check_constant_scale(info, 3, "y_scale", false);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const LayerNormRun run = begin_layer_norm(ctx, attrs_);
+    gpu_check(fp8ort_nn_layer_norm_fp8(run.x.data, run.scale.data, run.bias.present() ? run.bias.data : nullptr,
+                                       run.y.mutable_data, run.y_fp8.mutable_data,
+                                       static_cast<fp8ort_dtype>(run.x.type), static_cast<fp8ort_dtype>(attrs_.q_type),
+                                       static_cast<const float*>(run.y_scale.data), run.rows, run.cols,
+                                       attrs_.epsilon, compute_stream(ctx)),
+              "fp8ort_nn_layer_norm_fp8");
+  }
+
+ private:
+  LayerNormAttrs attrs_;
+};
+
+// FP8GlobalAveragePool and FP8ChannelMul: the contract's checks, then one launch; scales stay on the device.
+class GpuChannelOp final : public Kernel {
+ public:
+  GpuChannelOp(const OrtKernelInfo* info, bool mul) : mul_(mul) {
+    oc_ = {mul ? "FP8ChannelMul" : "FP8GlobalAveragePool", node_name(info)};
+    attrs_ = parse_channel_op_attrs(info, mul);
+    check_constant_scale(info, 1, "x_scale", false);
+    if (mul && is_fp8_type(attrs_.output_type)) check_constant_scale(info, 3, "y_scale", false);
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const int nhwc = attrs_.nhwc ? 1 : 0;
+    if (!mul_) {
+      const ChannelOpRun run = begin_global_average_pool(ctx, attrs_);
+      gpu_check(fp8ort_global_average_pool(run.x.data, static_cast<fp8ort_dtype>(run.x.type),
+                                           static_cast<const float*>(run.x_scale.data),
+                                           static_cast<float*>(run.y.mutable_data), run.n, run.hw, run.c, nhwc,
+                                           compute_stream(ctx)),
+                "fp8ort_global_average_pool");
+      return;
+    }
+    const ChannelOpRun run = begin_channel_mul(ctx, attrs_);
+    const float* y_scale = is_fp8_type(attrs_.output_type) ? static_cast<const float*>(run.y_scale.data) : nullptr;
+    gpu_check(fp8ort_channel_mul(run.x.data, static_cast<fp8ort_dtype>(run.x.type),
+                                 static_cast<const float*>(run.x_scale.data), static_cast<const float*>(run.g.data),
+                                 run.y.mutable_data, static_cast<fp8ort_dtype>(attrs_.output_type), y_scale, run.n,
+                                 run.hw, run.c, nhwc, compute_stream(ctx)),
+              "fp8ort_channel_mul");
+  }
+
+ private:
+  bool mul_;
+  ChannelOpAttrs attrs_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> create_gpu_layer_norm(const OrtKernelInfo* info) { return std::make_unique<GpuLayerNorm>(info); }
+std::unique_ptr<Kernel> create_gpu_global_average_pool(const OrtKernelInfo* info) {
+  return std::make_unique<GpuChannelOp>(info, false);
+}
+std::unique_ptr<Kernel> create_gpu_channel_mul(const OrtKernelInfo* info) {
+  return std::make_unique<GpuChannelOp>(info, true);
+}
 
 std::unique_ptr<Kernel> create_gpu_attention(const OrtKernelInfo* info) { return std::make_unique<GpuAttention>(info); }
 std::unique_ptr<Kernel> create_gpu_max_pool(const OrtKernelInfo* info) { return std::make_unique<GpuMaxPool>(info); }

@@ -13,5 +13,8 @@ std::unique_ptr<Kernel> create_gpu_quantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gpu_dequantize(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gpu_max_pool(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gpu_attention(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_layer_norm(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_global_average_pool(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_gpu_channel_mul(const OrtKernelInfo* info);
 
 }  // namespace fp8ort

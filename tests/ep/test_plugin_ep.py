@@ -158,6 +158,26 @@ def test_fp8_attention_on_the_ep(out, seed, library):
     _check_op(model, {n: inputs[n] for n in ("Q", "K", "V")}, library)
 
 
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=str)
+def test_fp8_layer_normalization_on_the_ep(dtype, seed, library):
+    from ..test_channel_ops import layer_norm_case
+
+    inputs, attrs = layer_norm_case(np.random.default_rng(7100 + seed), dtype)
+    _check_op(ops.make_op_model("FP8LayerNormalization", inputs, **attrs), {"X": inputs["X"]}, library)
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("op", ["FP8GlobalAveragePool", "FP8ChannelMul"])
+def test_channel_ops_on_the_ep(op, layout, library):
+    from ..test_channel_ops import channel_case
+
+    inputs = channel_case(np.random.default_rng(7200), nx.E4M3FN, layout)
+    if op == "FP8GlobalAveragePool":
+        inputs = {k: inputs[k] for k in ("X", "x_scale")}
+    _check_op(ops.make_op_model(op, inputs, layout=layout), {"X": inputs["X"]}, library)
+
+
 def _quantized(model: ir.Model, layout: str = "NCHW") -> onnx.ModelProto:
     cfg = fp8ort.QuantizeConfig(layout=layout)
     q = fp8ort.quantize(model, calibration_data=qmodels.calib(model, n=8), config=cfg)

@@ -189,6 +189,76 @@ def test_attention_on_gpu_device_matches_the_reference(head, out_type, seed, lib
         assert np.abs(g[ok] - w[ok]).max(initial=0.0) <= 2e-5 * scale
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=str)
+@pytest.mark.parametrize("cols", [None, 768], ids=["random", "c768"])  # 768: the warp-per-row kernel
+@pytest.mark.parametrize("q_type", [TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2])
+def test_layer_norm_on_gpu_device_matches_the_reference(q_type, cols, dtype, seed, library):
+    """FP8LayerNormalization on the GPU device: Y within float32 rounding of the reference, Y_fp8 exactly q of the Y
+    the kernel wrote; both outputs bound to device buffers holding other values first."""
+    from ..test_channel_ops import check_layer_norm, layer_norm_case
+
+    rng = np.random.default_rng(7300 + seed)
+    inputs, attrs = layer_norm_case(rng, dtype, cols)
+    model = ops.make_op_model("FP8LayerNormalization", inputs, output_dtype=q_type, **attrs)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    vendor = fp8ort.select_device("gpu").device.vendor_id
+    x = inputs["X"]
+    y = ort.OrtValue.ortvalue_from_numpy(np.full(x.shape, np.nan, x.dtype), "gpu", 0, vendor)
+    qd = ort.OrtValue.ortvalue_from_shape_and_type(list(x.shape), q_type, "gpu", 0, vendor)
+    # Y_fp8 cannot be filled from NumPy on the device: a first run on other values fills it, so an element the
+    # second run skips keeps a wrong code.
+    other = (rng.standard_normal(x.shape) * 50).astype(x.dtype)
+    keep = []
+    for feed in (other, x):
+        binding = sess.io_binding()
+        keep.append(ort.OrtValue.ortvalue_from_numpy(feed, "gpu", 0, vendor))
+        binding.bind_ortvalue_input("X", keep[-1])
+        binding.bind_ortvalue_output("Y", y)
+        binding.bind_ortvalue_output("Y_fp8", qd)
+        sess.run_with_iobinding(binding)
+        binding.synchronize_outputs()
+    got_y = y.numpy()
+    got_q = np.frombuffer(ops._tensor_bytes(qd), np.uint8).reshape(x.shape).view(nx.get_format(q_type).dtype)
+    check_layer_norm(got_y, got_q, inputs, attrs, q_type, exact=False)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("channels", [None, 16, 96], ids=["random-c", "c16", "c96"])  # the 1, 4 and 16-byte paths
+@pytest.mark.parametrize("fmt", [nx.E4M3FN, nx.E5M2FNUZ], ids=str)
+def test_channel_ops_on_gpu_device_match_the_reference(fmt, channels, layout, seed, library):
+    """FP8GlobalAveragePool within float32 rounding of the reference (float32 sums), NaN where the reference has
+    NaN; FP8ChannelMul bit-identical on every output type (two float32 products, no sum)."""
+    from ..test_channel_ops import CHANNEL_MUL_OUTPUTS, channel_case
+
+    rng = np.random.default_rng(7400 + seed)
+    inputs = channel_case(rng, fmt, layout, channels)
+    x = inputs["X"]
+    pool = ops.make_op_model("FP8GlobalAveragePool", {"X": x, "x_scale": inputs["x_scale"]}, layout=layout)
+    sess = fp8ort.InferenceSession(pool, device="gpu", strict=True)
+    _all_on_ep(sess)
+    got = ops.run(sess, {"X": x})[0]
+    want = reference.fp8_global_average_pool(x, inputs["x_scale"], layout=layout)
+    assert got.shape == want.shape and np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.abs(got[ok] - want[ok]).max(initial=0.0) <= 1e-5 * np.abs(want[ok]).max(initial=1.0)
+    for out_type in CHANNEL_MUL_OUTPUTS:
+        model = ops.make_op_model("FP8ChannelMul", inputs, layout=layout, output_dtype=out_type)
+        sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+        _all_on_ep(sess)
+        got = ops.run(sess, {"X": x})[0]
+        want = reference.fp8_channel_mul(**inputs, layout=layout, output_dtype=out_type)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        g, w = got.view(np.uint8), want.view(np.uint8)
+        if not nx.is_fp8(out_type):  # NaN's sign bit is not part of the contract
+            nan = np.isnan(want)
+            assert np.array_equal(np.isnan(got), nan)
+            g, w = got[~nan].view(np.uint8), want[~nan].view(np.uint8)
+        assert g.tobytes() == w.tobytes(), out_type
+
+
 def test_quantized_nhwc_model_on_gpu_device(rng, library):
     model = qmodels.resnetish()
     q = ir.to_proto(
