@@ -17,7 +17,9 @@ from . import model_io as mio
 from .attention import ATTENTION_INFO_KEY, ATTENTION_NODES_KEY, ATTENTION_REASON_KEY
 from .config import METADATA_KEY, QuantizeConfig
 from .errors import QuantizeError
+from .layernorm import LAYERNORM_INFO_KEY, LAYERNORM_REASON_KEY
 from .layout import POOL_REASON_KEY
+from .pooling import POOLING_REASON_KEY
 from .prepare import prepare
 from .report import NodeReport, QuantizeReport, SqnrAccumulator
 from .rewrite import correct_bias, emit
@@ -393,6 +395,7 @@ class Plan:
         nodes = self._node_reports(acc)
         _pool_reports(nodes, quantized)
         _attention_reports(nodes, quantized)
+        _island_reports(nodes, quantized)
         if self.config.format == "qdq" and any(g.kind != "Conv" for g in quantized_groups):
             self.notes.append(
                 "onnxruntime 1.30 and 1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then "
@@ -521,6 +524,28 @@ def _attention_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:
             n.status, n.reason = lines[n.name]
         elif n.name in fused:
             n.status, n.reason, n.fused_into = "fused", "", fused[n.name]
+
+
+def _island_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:
+    """LayerNormalizations that write an FP8 copy of their output, spatial means and squeeze-excitation gates on
+    FP8 data (``layernorm.py``, ``pooling.py``), or why such a node stays float. The layout pass renames the float
+    pools and gates it moves to NHWC (``<name>.nhwc``), keeping their reason."""
+    lines: dict[str, tuple[str, str]] = {}
+    for node in quantized.graph:
+        name = node.name or ""
+        if node.domain == "com.fp8ort" and node.op_type == "FP8LayerNormalization":
+            lines[name] = ("fp8", node.meta.get(LAYERNORM_INFO_KEY, node.op_type))
+        elif node.domain == "com.fp8ort" and node.op_type == "FP8GlobalAveragePool":
+            lines[name] = ("fp8", "FP8GlobalAveragePool: the mean over H and W of its producer's FP8 output")
+        elif node.domain == "com.fp8ort" and node.op_type == "FP8ChannelMul":
+            lines[name] = ("fp8", "FP8ChannelMul: the gate times its producer's FP8 output, in FP8 for the next conv")
+        elif LAYERNORM_REASON_KEY in node.meta:
+            lines[name] = ("float", f"runs in float: {node.meta[LAYERNORM_REASON_KEY]}")
+        elif POOLING_REASON_KEY in node.meta:
+            lines[name.removesuffix(".nhwc")] = ("float", f"runs in float: {node.meta[POOLING_REASON_KEY]}")
+    for n in nodes:
+        if n.name in lines and n.status == "float":
+            n.status, n.reason = lines[n.name]
 
 
 def _other_reason(op: str) -> str:

@@ -154,6 +154,7 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
         out = node.outputs[0]
         y = ir.Value(name=f"{out.name}.nhwc", type=out.type, shape=out.shape)
         new = ir.Node("", "ReduceMean", inputs, attrs, outputs=[y], name=f"{node.name or out.name}.nhwc")
+        new.meta.update(node.meta)  # a report reason travels with the node
         graph.insert_after(node, [new])
         ir.convenience.replace_all_uses_with(out, y)
         graph.remove(node, safe=True)
@@ -168,6 +169,7 @@ class SinkLayoutTransposesPass(ir.passes.InPlacePass):
         base = old.name or out.name or op
         y = ir.Value(name=f"{out.name}.nhwc", type=out.type, shape=nhwc_shape)
         new = ir.Node("", op, inputs, attrs, outputs=[y], name=f"{base}.nhwc")
+        new.meta.update(old.meta)  # a report reason travels with the node
         back = ir.Value(name=f"{out.name}.back", type=out.type, shape=out.shape)
         t = ir.Node("", "Transpose", [y], [ir.AttrInt64s("perm", TO_NCHW)], outputs=[back], name=f"{base}.to_nchw")
         graph.insert_after(old, [new, t])

@@ -15,9 +15,11 @@ import onnx_ir.passes.common
 from .. import numerics as nx
 from .attention import Fp8AttentionPass
 from .config import QuantizeConfig
+from .layernorm import Fp8LayerNormPass
 from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
+from .pooling import rewrite_pooling
 from .prepare import is_std, new_initializer
-from .rules import Group, fp8_outputs
+from .rules import Group, fp8_outputs, pooled_fp8_outputs
 from .shared_input import ShareInputQuantizePass
 
 DOMAIN = "com.fp8ort"
@@ -94,6 +96,10 @@ class _Emitter:
         self.fmt = config.fp8
         self.amax = amax
         self.fp8_out = fp8_outputs(groups, config, float_z)
+        # conv outputs read by spatial means and squeeze-excitation gates that go FP8 too (both emitters agree)
+        self.pooling = pooled_fp8_outputs(groups, config, float_z, self.fp8_out)
+        self.pooled = self.pooling.outputs
+        self.fp8_out |= set(self.pooled)
         self._scales: dict[str, ir.Value] = {}
 
     def act_scale(self, name: str) -> ir.Value:
@@ -155,7 +161,9 @@ class Fp8OrtEmitter(_Emitter):
         self.nhwc: dict[int, ir.Value] = {}  # id(NCHW value) -> the same tensor in NHWC
 
     def finish(self) -> None:
-        if self.config.layout == "NHWC":
+        nhwc = self.config.layout == "NHWC"
+        rewrite_pooling(self.graph, self.pooling, self.act_scale, self.to_nhwc, nhwc)  # before the layout passes
+        if nhwc:
             SinkLayoutTransposesPass()(self.model)
             FoldLayoutTransposesPass()(self.model)
             if self.config.fp8_activations:  # FP8 tensors between the ops: a MaxPool between NHWC convs joins them
@@ -164,6 +172,7 @@ class Fp8OrtEmitter(_Emitter):
             Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
         if self.config.fp8_activations:  # a float tensor several FP8 ops quantize alike: one FP8Quantize for all
             ShareInputQuantizePass()(self.model)
+            Fp8LayerNormPass()(self.model)  # a LayerNormalization writes the FP8 copy those readers take
         super().finish()
 
     def to_nhwc(self, v: ir.Value) -> ir.Value:
@@ -293,7 +302,10 @@ class QdqEmitter(_Emitter):
 
     def z_groups(self, z: ir.Value) -> list[str]:
         """The groups whose FP8 state decides whether the residual input ``z`` is FP8 in a real build: its producer
-        and every group reading it (``rules.fp8_outputs`` keeps a group output FP8 only when all of these are FP8)."""
+        and every group reading it (``rules.fp8_outputs`` keeps a group output FP8 only when all of these are FP8;
+        ``rules.pooled_fp8_outputs`` also needs the gates' producers and readers)."""
+        if z.name in self.pooled:
+            return self.pooled[z.name].depends
         names = [g.name for g in self.groups if g.quantized and g.output is z]
         for g in self.groups:
             if not g.quantized:
@@ -398,6 +410,8 @@ class QdqEmitter(_Emitter):
     def emit(self, g: Group) -> None:
         a = g.anchor
         sw = self.switch(g) if self.switches else None
+        if g.output.name in self.pooled:  # before the bias Add goes: the output still has its calibrated name
+            self._quantize_pooled(g)
         x = self.quant_dequant(g.x, a)
         if sw is not None:
             x = self.blend(g.x, x, sw, a)
@@ -427,6 +441,41 @@ class QdqEmitter(_Emitter):
                 # readers are FP8 (rules.fp8_outputs), so the switch model must not quantize it otherwise
                 z = self.blend(g.z, z, self.z_switch(g.z), add)
             add.replace_input_with(idx, z)
+
+    def _quantize_pooled(self, g: Group) -> None:
+        """Q/DQ of the group's output right after it, read by the pools and gates that take it in FP8 (blended
+        with the switch product of ``z_groups``: a real build quantizes it only when all those groups are FP8)."""
+        x = g.output
+        s = self.act_scale(x.name)
+        q = ir.Value(name=f"{x.name}.pooled.q", type=ir.TensorType(ir.DataType(self.fmt.onnx_type)), shape=x.shape)
+        dq = ir.Value(name=f"{x.name}.pooled.dq", type=x.type, shape=x.shape)
+        nodes = [
+            ir.Node(
+                "",
+                "QuantizeLinear",
+                [x, s],
+                [ir.AttrInt64("output_dtype", self.fmt.onnx_type)],
+                outputs=[q],
+                name=f"{q.name}.QuantizeLinear",
+            ),
+            ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{dq.name}.DequantizeLinear"),
+        ]
+        out = dq
+        if self.switches:
+            d = ir.Value(name=f"{dq.name}.d", type=x.type)
+            sd = ir.Value(name=f"{dq.name}.sd", type=x.type)
+            out = ir.Value(name=f"{dq.name}.blend", type=x.type, shape=x.shape)
+            nodes += [
+                ir.Node("", "Sub", [dq, x], outputs=[d], name=f"{d.name}.Sub"),
+                ir.Node("", "Mul", [d, self.z_switch(x)], outputs=[sd], name=f"{sd.name}.Mul"),
+                ir.Node("", "Add", [x, sd], outputs=[out], name=f"{out.name}.Add"),
+            ]
+        self.graph.insert_after(g.nodes[-1], nodes)
+        p = self.pooled[x.name]
+        for node in p.pools + [c.node for c in p.gates]:
+            for i, v in enumerate(node.inputs):
+                if v is x:
+                    node.replace_input_with(i, out)
 
 
 def _permute(shape: ir.Shape | None, perm: list[int]) -> ir.Shape | None:

@@ -445,3 +445,141 @@ def fp8_outputs(groups: list[Group], config: QuantizeConfig, float_z: frozenset[
         if ok:
             result.add(out.name)
     return result
+
+
+# ------------------------------------------------------------------------ FP8 outputs read by pooling
+
+
+@dataclasses.dataclass
+class ChannelGate:
+    """A squeeze-excitation ``Mul(X, gate)``: ``gate`` is a quantized conv's float output of shape ``[N, C, 1, 1]``
+    (``gate_group``), the product is read only as quantized layers' X."""
+
+    node: ir.Node
+    gate: ir.Value
+    gate_group: Group
+
+
+@dataclasses.dataclass
+class PooledOutput:
+    """A group output that goes FP8 although float ops read it: spatial means over it (the squeeze of
+    squeeze-excitation, a classifier's pooling) and channel gates applied to it (the excitation).
+
+    ``depends`` names the groups that must all be FP8 for it (the producer first): the rule is decided on the groups
+    of one build, so the switch model of the accuracy search blends with the product of their switches.
+    """
+
+    group: Group
+    pools: list[ir.Node]
+    gates: list[ChannelGate]
+    depends: list[str]
+
+
+@dataclasses.dataclass
+class Pooling:
+    """What ``pooled_fp8_outputs`` decided: the FP8 outputs by name, and why each pooling/gate node that reads a
+    quantized conv's output stays float."""
+
+    outputs: dict[str, PooledOutput]
+    float_reason: dict[ir.Node, str]
+
+
+def _spatial_mean(node: ir.Node, x: ir.Value) -> bool:
+    """``GlobalAveragePool(x)`` or ``ReduceMean(x)`` over axes 2 and 3 with keepdims of a 4-D ``x``."""
+    if x.shape is None or len(x.shape) != 4 or node.inputs[0] is not x:
+        return False
+    if is_std(node, "GlobalAveragePool"):
+        return True
+    if not is_std(node, "ReduceMean") or node.attributes.get_int("keepdims", 1) == 0:
+        return False
+    if len(node.inputs) > 1 and node.inputs[1] is not None:
+        axes = const_array(node.inputs[1])
+        axes = None if axes is None else axes.reshape(-1).tolist()
+    else:
+        axes = node.attributes.get_ints("axes", None)
+    return axes is not None and sorted(int(a) % 4 for a in axes) == [2, 3]
+
+
+def _gate_reason(node: ir.Node, x: ir.Value, by_output: dict[int, Group], reads_x: set[int]) -> str | ChannelGate:
+    """The channel gate of ``Mul(x, gate)``, or why this Mul does not take FP8 ``x``."""
+    if not is_std(node, "Mul") or len(node.inputs) != 2 or node.inputs[0] is node.inputs[1]:
+        return f"{node.op_type} {node.name} reads it (neither an FP8 op, a spatial mean nor a channel gate Mul)"
+    gate = node.inputs[1] if node.inputs[0] is x else node.inputs[0]
+    m = node.outputs[0]
+    gs, xs = shape_of(gate), shape_of(x)
+    if gs is None or xs is None or len(gs) != 4 or len(xs) != 4 or gs[2:] != (1, 1) or xs[2:] == (1, 1):
+        return "the Mul is not a per-channel gate [N, C, 1, 1] of a feature map"
+    batch_differs = gs[0] != xs[0] and (None not in (gs[0], xs[0]) or 1 in (gs[0], xs[0]))  # 1: may broadcast
+    if gs[1] != xs[1] or gs[1] is None or batch_differs:
+        return "the gate's batch or channels do not match the feature map's"
+    gate_group = by_output.get(id(gate))
+    if gate_group is None or gate_group.kind != "Conv":
+        return "the gate is not the output of a quantized convolution"
+    if m.is_graph_output() or not m.uses() or not _same_shape(m, x):
+        return "the Mul's output is a graph output or not of the feature map's shape"
+    if any(u.idx != 0 or id(u.node) not in reads_x for u in m.uses()):
+        return "the Mul's output is read by a node that is not a quantized convolution's X"
+    return ChannelGate(node, gate, gate_group)
+
+
+def pooled_fp8_outputs(
+    groups: list[Group], config: QuantizeConfig, float_z: frozenset[str] = frozenset(), fp8_out: set[str] | None = None
+) -> Pooling:
+    """Conv outputs that go FP8 because every reader takes FP8 data: spatial means (``FP8GlobalAveragePool``),
+    squeeze-excitation gates ``Mul(X, G)`` whose product only quantized convolutions read as X (``FP8ChannelMul``
+    hands them FP8), and the X/Z inputs ``fp8_outputs`` accepts. One decision for both emitters: the fp8ort model
+    quantizes X where the QDQ emulation does."""
+    result = Pooling({}, {})
+    if not config.fp8_activations:
+        return result
+    active = [g for g in groups if g.quantized]
+    by_output = {id(g.output): g for g in active}
+    by_anchor = {id(g.anchor): g for g in active}
+    conv_x = {id(g.anchor) for g in active if g.kind == "Conv"}
+    z_slot = {id(g.residual[0]): (g, g.residual[1]) for g in active if g.residual is not None}
+    nhwc = config.layout == "NHWC"
+    for g in active:
+        out = g.output
+        if g.kind != "Conv" or out.name in (fp8_out or ()) or out.is_graph_output() or not out.uses():
+            continue
+        pools, gates, depends, why = [], [], [g.name], ""
+        pooling_readers = []
+        for use in out.uses():
+            node, idx = use.node, use.idx
+            reader = by_anchor.get(id(node)) if idx == 0 else None
+            z = z_slot.get(id(node))
+            if z is not None and z[1] == idx and z[0].name not in float_z and (not nhwc or z[0].kind == "Conv"):
+                reader = z[0]
+            if reader is not None and (not nhwc or reader.kind == "Conv"):
+                depends.append(reader.name)
+                continue
+            if reader is not None or z is not None:
+                why = why or f"{node.op_type} {node.name} reads it in high precision"
+                continue
+            if _spatial_mean(node, out):
+                pooling_readers.append(node)
+                pools.append(node)
+                continue
+            if is_std(node, "Mul"):
+                pooling_readers.append(node)  # a gate candidate: it gets a report line either way
+            gate = _gate_reason(node, out, by_output, conv_x if nhwc else set(by_anchor))
+            if isinstance(gate, str):
+                why = why or gate
+                continue
+            gates.append(gate)
+            depends.append(gate.gate_group.name)
+            depends.extend(by_anchor[id(u.node)].name for u in gate.node.outputs[0].uses())
+        if not pooling_readers:
+            continue
+        if why:
+            for node in pooling_readers:
+                result.float_reason[node] = f"{g.name}'s output stays high precision: {why}"
+            continue
+        result.outputs[out.name] = PooledOutput(g, pools, gates, list(dict.fromkeys(depends)))
+    gate_values = {id(c.gate) for p in result.outputs.values() for c in p.gates}
+    for name, p in list(result.outputs.items()):  # a gate is float by definition: it cannot be FP8 itself
+        if id(p.group.output) in gate_values:
+            del result.outputs[name]
+            for node in p.pools + [c.node for c in p.gates]:
+                result.float_reason[node] = f"{p.group.name}'s output is also a channel gate"
+    return result

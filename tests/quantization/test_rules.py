@@ -40,7 +40,7 @@ def test_resnetish_is_rewritten_into_fp8_ops(resnetish):
         "FP8Conv",
         "FP8Conv",
         "FP8Conv",
-        "GlobalAveragePool",
+        "FP8GlobalAveragePool",
         "Flatten",
         "FP8MatMul",
     ]
@@ -50,10 +50,11 @@ def test_resnetish_is_rewritten_into_fp8_ops(resnetish):
     assert status["Add_7"] == "fused" and status["Relu_8"] == "fused"
     assert rep.fp8_mac_share == 1.0
     assert json.loads(q.metadata_props[METADATA_KEY])["calibration_method"] == "max"
-    # FP8 flows between consecutive FP8 convs, but not into MaxPool / GlobalAveragePool
+    # FP8 flows between consecutive FP8 convs and into the head's FP8GlobalAveragePool, but not into the NCHW
+    # MaxPool (FP8MaxPool is NHWC only)
     types = {n.name: n.outputs[0].dtype for n in q.graph}
     assert types["Conv_4"] == ir.DataType.FLOAT8E4M3FN and types["Conv_6"] == ir.DataType.FLOAT8E4M3FN
-    assert types["Conv_0"] == ir.DataType.FLOAT and types["Conv_9"] == ir.DataType.FLOAT
+    assert types["Conv_0"] == ir.DataType.FLOAT and types["Conv_9"] == ir.DataType.FLOAT8E4M3FN
     # the residual input of Conv_6 is MaxPool's float output; its weights are FP8 initializers
     conv6 = next(n for n in q.graph if n.name == "Conv_6")
     assert conv6.inputs[5].name == "p1" and conv6.inputs[1].const_value.dtype == ir.DataType.FLOAT8E4M3FN
@@ -113,8 +114,10 @@ def test_fnuz_target(resnetish):
         resnetish, calibration_data=qmodels.calib(resnetish), config=fq.QuantizeConfig(fp8_format="e4m3fnuz")
     )
     _check(q)
-    w = [n.inputs[1].const_value for n in q.graph if n.domain == "com.fp8ort"]
+    w = [n.inputs[1].const_value for n in q.graph if n.op_type in ("FP8Conv", "FP8MatMul")]
     assert {t.dtype for t in w} == {ir.DataType.FLOAT8E4M3FNUZ}
+    pooled = [n.inputs[0].dtype for n in q.graph if n.op_type == "FP8GlobalAveragePool"]
+    assert pooled == [ir.DataType.FLOAT8E4M3FNUZ]
 
 
 def test_qdq_format_uses_standard_ops_only(resnetish):
@@ -124,7 +127,8 @@ def test_qdq_format_uses_standard_ops_only(resnetish):
     assert all(n.domain == "" for n in proto.graph.node)
     assert max(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")) >= 19
     ops = _ops(q)
-    assert ops.count("Conv") == 4 and ops.count("QuantizeLinear") == 5
+    # five layer inputs, and the last conv's output that the fp8ort model pools in FP8 (FP8GlobalAveragePool)
+    assert ops.count("Conv") == 4 and ops.count("QuantizeLinear") == 6
     fp8_inits = [t for t in proto.graph.initializer if t.data_type == onnx.TensorProto.FLOAT8E4M3FN]
     assert len(fp8_inits) == 5  # the five weights
 
