@@ -343,9 +343,16 @@ class QdqEmitter(_Emitter):
         """``DequantizeLinear(QuantizeLinear(v))`` with v's activation scale (one pair per value)."""
         if id(v) in self.qdq:
             return self.qdq[id(v)]
+        nodes, dq = self._qdq_nodes(v, v.name)
+        self.graph.insert_before(before, nodes)
+        self.qdq[id(v)] = dq
+        return dq
+
+    def _qdq_nodes(self, v: ir.Value, prefix: str) -> tuple[list[ir.Node], ir.Value]:
+        """``QuantizeLinear -> DequantizeLinear`` of ``v`` with its activation scale (not inserted yet)."""
         s = self.act_scale(v.name)
-        q = ir.Value(name=f"{v.name}.q", type=ir.TensorType(ir.DataType(self.fmt.onnx_type)), shape=v.shape)
-        dq = ir.Value(name=f"{v.name}.dq", type=v.type, shape=v.shape)
+        q = ir.Value(name=f"{prefix}.q", type=ir.TensorType(ir.DataType(self.fmt.onnx_type)), shape=v.shape)
+        dq = ir.Value(name=f"{prefix}.dq", type=v.type, shape=v.shape)
         # No zero point: the FP8 type goes in output_dtype (opset 21). With an FP8 zero point, onnxruntime 1.32's
         # Relu+QuantizeLinear fusion drops the Relu as if FP8 could not hold negative values.
         nodes = [
@@ -355,30 +362,32 @@ class QdqEmitter(_Emitter):
                 [v, s],
                 [ir.AttrInt64("output_dtype", self.fmt.onnx_type)],
                 outputs=[q],
-                name=f"{v.name}.QuantizeLinear",
+                name=f"{prefix}.QuantizeLinear",
             ),
-            ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{v.name}.DequantizeLinear"),
+            ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{prefix}.DequantizeLinear"),
         ]
-        self.graph.insert_before(before, nodes)
-        self.qdq[id(v)] = dq
-        return dq
+        return nodes, dq
 
     def switch(self, g: Group) -> ir.Value:
         return self.switch_by_name(g.name)
 
-    def blend(self, f: ir.Value, q: ir.Value, s: ir.Value, before: ir.Node) -> ir.Value:
-        """``f + s * (q - f)`` inserted before ``before``."""
+    @staticmethod
+    def _blend_nodes(f: ir.Value, q: ir.Value, s: ir.Value) -> tuple[list[ir.Node], ir.Value]:
+        """``f + s * (q - f)`` (not inserted yet)."""
         d = ir.Value(name=f"{q.name}.{s.name}.d", type=f.type)
         sd = ir.Value(name=f"{q.name}.{s.name}.sd", type=f.type)
         out = ir.Value(name=f"{q.name}.{s.name}.out", type=f.type, shape=f.shape)
-        self.graph.insert_before(
-            before,
-            [
-                ir.Node("", "Sub", [q, f], outputs=[d], name=f"{d.name}.Sub"),
-                ir.Node("", "Mul", [d, s], outputs=[sd], name=f"{sd.name}.Mul"),
-                ir.Node("", "Add", [f, sd], outputs=[out], name=f"{out.name}.Add"),
-            ],
-        )
+        nodes = [
+            ir.Node("", "Sub", [q, f], outputs=[d], name=f"{d.name}.Sub"),
+            ir.Node("", "Mul", [d, s], outputs=[sd], name=f"{sd.name}.Mul"),
+            ir.Node("", "Add", [f, sd], outputs=[out], name=f"{out.name}.Add"),
+        ]
+        return nodes, out
+
+    def blend(self, f: ir.Value, q: ir.Value, s: ir.Value, before: ir.Node) -> ir.Value:
+        """``f + s * (q - f)`` inserted before ``before``."""
+        nodes, out = self._blend_nodes(f, q, s)
+        self.graph.insert_before(before, nodes)
         return out
 
     def _weight(self, g: Group, sw: ir.Value | None) -> ir.Value:
@@ -446,30 +455,10 @@ class QdqEmitter(_Emitter):
         """Q/DQ of the group's output right after it, read by the pools and gates that take it in FP8 (blended
         with the switch product of ``z_groups``: a real build quantizes it only when all those groups are FP8)."""
         x = g.output
-        s = self.act_scale(x.name)
-        q = ir.Value(name=f"{x.name}.pooled.q", type=ir.TensorType(ir.DataType(self.fmt.onnx_type)), shape=x.shape)
-        dq = ir.Value(name=f"{x.name}.pooled.dq", type=x.type, shape=x.shape)
-        nodes = [
-            ir.Node(
-                "",
-                "QuantizeLinear",
-                [x, s],
-                [ir.AttrInt64("output_dtype", self.fmt.onnx_type)],
-                outputs=[q],
-                name=f"{q.name}.QuantizeLinear",
-            ),
-            ir.Node("", "DequantizeLinear", [q, s], outputs=[dq], name=f"{dq.name}.DequantizeLinear"),
-        ]
-        out = dq
+        nodes, out = self._qdq_nodes(x, f"{x.name}.pooled")
         if self.switches:
-            d = ir.Value(name=f"{dq.name}.d", type=x.type)
-            sd = ir.Value(name=f"{dq.name}.sd", type=x.type)
-            out = ir.Value(name=f"{dq.name}.blend", type=x.type, shape=x.shape)
-            nodes += [
-                ir.Node("", "Sub", [dq, x], outputs=[d], name=f"{d.name}.Sub"),
-                ir.Node("", "Mul", [d, self.z_switch(x)], outputs=[sd], name=f"{sd.name}.Mul"),
-                ir.Node("", "Add", [x, sd], outputs=[out], name=f"{out.name}.Add"),
-            ]
+            more, out = self._blend_nodes(x, out, self.z_switch(x))
+            nodes += more
         self.graph.insert_after(g.nodes[-1], nodes)
         p = self.pooled[x.name]
         for node in p.pools + [c.node for c in p.gates]:
