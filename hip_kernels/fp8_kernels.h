@@ -82,10 +82,13 @@ FP8ORT_GPU_API fp8ort_status fp8ort_attention(const float* q, const float* k, co
                                               const float* y_scale, void* stream);
 
 /* FP8GlobalAveragePool (docs/operators.md): X FP8 (x_type) viewed as [n, hw, c] (nhwc != 0) or [n, c, hw];
- * y[n * c + ch] = float32(sum over hw / hw) * *x_scale (x_scale: a device pointer; float32 sums). */
+ * y[n * c + ch] = float32(sum over hw / hw) * *x_scale (x_scale: a device pointer; float32 sums). Few images with
+ * large H x W split the sums over blocks: workspace_bytes (possibly 0) of device scratch for the partial sums, which
+ * a second pass adds in a fixed order (results do not depend on timing). */
+FP8ORT_GPU_API size_t fp8ort_global_average_pool_workspace_bytes(int64_t n, int64_t hw, int64_t c, int nhwc);
 FP8ORT_GPU_API fp8ort_status fp8ort_global_average_pool(const void* x, fp8ort_dtype x_type, const float* x_scale,
                                                         float* y, int64_t n, int64_t hw, int64_t c, int nhwc,
-                                                        void* stream);
+                                                        void* workspace, size_t workspace_bytes, void* stream);
 /* FP8ChannelMul: t = float(X) * *x_scale, t = t * g[n * c + ch] (each rounded to float32), then q(t, *y_scale) into
  * an FP8 y_type or a cast to FLOAT/FLOAT16; X as for fp8ort_global_average_pool, Y in X's layout. */
 FP8ORT_GPU_API fp8ort_status fp8ort_channel_mul(const void* x, fp8ort_dtype x_type, const float* x_scale,

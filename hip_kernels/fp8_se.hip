@@ -4,6 +4,7 @@
 // format); the gate is read per image and channel from L2.
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "fp8_numerics.h"
 #include "fp8_status.h"
@@ -45,10 +46,33 @@ __device__ __forceinline__ Bytes<V> load_bytes(const uint8_t* p) {
     return r;
 }
 
-// ---- FP8GlobalAveragePool, NHWC: a block per (image, 4*Q channels); Q channel groups of V x L pixel lanes ----
+// ---- FP8GlobalAveragePool, NHWC: a block per (image, groups * V channels, slice of the H x W positions); groups
+// channel groups of V bytes times kThreads / groups pixel lanes. With one slice the block writes the mean; with
+// several it writes its partial sum to partial[slice][image][channel] for gap_finish_kernel.
+struct GapPlan {
+    int v = 1, groups = 1, lanes = kThreads;
+    int64_t chunks = 1, slices = 1;
+};
+
+// The same plan on the host (workspace size, launch) and in the kernels' arguments.
+GapPlan gap_plan(int64_t n, int64_t hw, int64_t c, bool vec16, bool vec4) {
+    GapPlan p;
+    p.v = vec16 ? 16 : (vec4 ? 4 : 1);
+    while (p.groups < 64 && p.groups * p.v < c) p.groups *= 2;
+    p.lanes = kThreads / p.groups;
+    p.chunks = (c + p.groups * p.v - 1) / (p.groups * p.v);
+    constexpr int64_t kTargetBlocks = 1024;  // a few waves over ~132 multiprocessors
+    constexpr int64_t kMinRowsPerLane = 16;  // below this a slice is mostly launch and reduction overhead
+    const int64_t blocks = std::max<int64_t>(1, n * p.chunks);
+    const int64_t by_work = std::max<int64_t>(1, hw / (static_cast<int64_t>(p.lanes) * kMinRowsPerLane));
+    p.slices = std::min<int64_t>(std::min<int64_t>((kTargetBlocks + blocks - 1) / blocks, by_work), 65535);
+    return p;
+}
+
 template <int V>
 __global__ void __launch_bounds__(kThreads) gap_nhwc_kernel(const uint8_t* __restrict__ x, fp8ort_dtype type,
                                                             const float* __restrict__ x_scale, float* __restrict__ y,
+                                                            float* __restrict__ partial_out, int64_t n_images,
                                                             int64_t hw, int64_t c, int groups) {
     __shared__ float table[256];
     __shared__ float partial[kThreads * V];
@@ -57,12 +81,26 @@ __global__ void __launch_bounds__(kThreads) gap_nhwc_kernel(const uint8_t* __res
     const int g = static_cast<int>(threadIdx.x) % groups, lane = static_cast<int>(threadIdx.x) / groups;
     const int64_t n = blockIdx.x;
     const int64_t c0 = (static_cast<int64_t>(blockIdx.y) * groups + g) * V;
+    const int64_t slices = gridDim.z, per_slice = (hw + slices - 1) / slices;
+    const int64_t p0 = blockIdx.z * per_slice, p1 = p0 + per_slice < hw ? p0 + per_slice : hw;
     float acc[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) acc[e] = 0.0f;
     if (c0 < c) {
         const uint8_t* xn = x + n * hw * c + c0;
-        for (int64_t p = lane; p < hw; p += lanes) {
+        constexpr int kUnroll = 4;  // independent loads in flight per lane
+        int64_t p = p0 + lane;
+        for (; p + (kUnroll - 1) * lanes < p1; p += kUnroll * lanes) {
+            Bytes<V> v[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) v[u] = load_bytes<V>(xn + (p + u * lanes) * c);
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+                for (int e = 0; e < V; ++e) acc[e] += table[v[u].b[e]];
+            }
+        }
+        for (; p < p1; p += lanes) {
             const Bytes<V> v = load_bytes<V>(xn + p * c);
 #pragma unroll
             for (int e = 0; e < V; ++e) acc[e] += table[v.b[e]];
@@ -78,10 +116,25 @@ __global__ void __launch_bounds__(kThreads) gap_nhwc_kernel(const uint8_t* __res
         if (ch < c) {
             float s = 0.0f;
             for (int l = 0; l < lanes; ++l) s += partial[(l * groups + gi) * V + e];
-            const float mean = fp8ort_div_rn(s, static_cast<float>(hw));  // hw = 0: 0 / 0 = NaN
-            y[n * c + ch] = fp8ort_mul_rn(mean, *x_scale);
+            if (slices > 1) {
+                partial_out[(blockIdx.z * n_images + n) * c + ch] = s;
+            } else {
+                const float mean = fp8ort_div_rn(s, static_cast<float>(hw));  // hw = 0: 0 / 0 = NaN
+                y[n * c + ch] = fp8ort_mul_rn(mean, *x_scale);
+            }
         }
     }
+}
+
+// The slices' partial sums of every (image, channel), added in slice order.
+__global__ void __launch_bounds__(kThreads) gap_finish_kernel(const float* __restrict__ partial,
+                                                              const float* __restrict__ x_scale, float* __restrict__ y,
+                                                              int64_t outputs, int64_t slices, int64_t hw) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+    if (i >= outputs) return;
+    float s = 0.0f;
+    for (int64_t k = 0; k < slices; ++k) s += partial[k * outputs + i];
+    y[i] = fp8ort_mul_rn(fp8ort_div_rn(s, static_cast<float>(hw)), *x_scale);
 }
 
 // ---- FP8GlobalAveragePool, NCHW: a warp per (image, channel) row of hw contiguous bytes ----
@@ -201,8 +254,23 @@ fp8ort_status launch_channel_mul(const uint8_t* x, fp8ort_dtype type, const floa
 
 using namespace fp8ort;
 
+namespace {
+bool gap_vec(const void* x, int64_t c, int bytes) { return c % bytes == 0 && reinterpret_cast<uintptr_t>(x) % bytes == 0; }
+}  // namespace
+
+extern "C" size_t fp8ort_global_average_pool_workspace_bytes(int64_t n, int64_t hw, int64_t c, int nhwc) {
+    if (!nhwc || n <= 0 || hw <= 0 || c <= 0) return 0;
+    // the most slices of any plan the launch may take (the load width depends on the pointer's alignment too)
+    int64_t slices = 1;
+    for (const auto& [v16, v4] : {std::pair{true, false}, std::pair{false, true}, std::pair{false, false}}) {
+        slices = std::max(slices, gap_plan(n, hw, c, v16, v4).slices);
+    }
+    return slices > 1 ? static_cast<size_t>(slices * n * c) * sizeof(float) : 0;
+}
+
 extern "C" fp8ort_status fp8ort_global_average_pool(const void* x, fp8ort_dtype x_type, const float* x_scale, float* y,
-                                                    int64_t n, int64_t hw, int64_t c, int nhwc, void* stream) {
+                                                    int64_t n, int64_t hw, int64_t c, int nhwc, void* workspace,
+                                                    size_t workspace_bytes, void* stream) {
     const char* me = "fp8ort_global_average_pool";
     if (!is_fp8_type(x_type)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: X type %s is not FP8", me, dtype_name(x_type));
     if (n < 0 || hw < 0 || c < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
@@ -218,17 +286,24 @@ extern "C" fp8ort_status fp8ort_global_average_pool(const void* x, fp8ort_dtype 
         gap_nchw_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(xb, x_type, x_scale, y, rows, hw);
         return check_launch(me);
     }
-    const bool vec = c % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 4 == 0;
-    const int v = vec ? 4 : 1;
-    int groups = 1;  // channel groups per block: a power of two up to 64 covering c / v
-    while (groups < 64 && groups * v < c) groups *= 2;
-    const int64_t chunks = (c + groups * v - 1) / (groups * v);
-    if (chunks > 65535) return fail(FP8ORT_UNSUPPORTED, "%s: %lld channels are past the grid", me, static_cast<long long>(c));
-    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(chunks));
-    if (vec) {
-        gap_nhwc_kernel<4><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, hw, c, groups);
+    const GapPlan p = gap_plan(n, hw, c, gap_vec(x, c, 16), gap_vec(x, c, 4));
+    if (p.chunks > 65535) return fail(FP8ORT_UNSUPPORTED, "%s: %lld channels are past the grid", me, static_cast<long long>(c));
+    const size_t need = p.slices > 1 ? static_cast<size_t>(p.slices * n * c) * sizeof(float) : 0;
+    if (workspace_bytes < need || (need > 0 && !workspace))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: the workspace holds %zu bytes, %zu needed", me, workspace_bytes, need);
+    float* partial = static_cast<float*>(workspace);
+    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(p.chunks), static_cast<unsigned>(p.slices));
+    if (p.v == 16) {
+        gap_nhwc_kernel<16><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
+    } else if (p.v == 4) {
+        gap_nhwc_kernel<4><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
     } else {
-        gap_nhwc_kernel<1><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, hw, c, groups);
+        gap_nhwc_kernel<1><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
+    }
+    if (p.slices > 1) {
+        const int64_t outputs = n * c;
+        gap_finish_kernel<<<static_cast<unsigned>((outputs + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+            partial, x_scale, y, outputs, p.slices, hw);
     }
     return check_launch(me);
 }

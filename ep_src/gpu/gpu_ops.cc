@@ -584,7 +584,7 @@ class GpuLayerNorm final : public Kernel {
 // FP8GlobalAveragePool and FP8ChannelMul: the contract's checks, then one launch; scales stay on the device.
 class GpuChannelOp final : public Kernel {
  public:
-  GpuChannelOp(const OrtKernelInfo* info, bool mul) : mul_(mul) {
+  GpuChannelOp(const OrtKernelInfo* info, bool mul) : alloc_(info), mul_(mul) {
     oc_ = {mul ? "FP8ChannelMul" : "FP8GlobalAveragePool", node_name(info)};
     attrs_ = parse_channel_op_attrs(info, mul);
     check_constant_scale(info, 1, "x_scale", false);
@@ -595,10 +595,12 @@ class GpuChannelOp final : public Kernel {
     const int nhwc = attrs_.nhwc ? 1 : 0;
     if (!mul_) {
       const ChannelOpRun run = begin_global_average_pool(ctx, attrs_);
+      const size_t ws_bytes = fp8ort_global_average_pool_workspace_bytes(run.n, run.hw, run.c, nhwc);
+      DeviceBuffer workspace(alloc_.get(), ws_bytes);  // partial sums of few images with large H x W
       gpu_check(fp8ort_global_average_pool(run.x.data, static_cast<fp8ort_dtype>(run.x.type),
                                            static_cast<const float*>(run.x_scale.data),
                                            static_cast<float*>(run.y.mutable_data), run.n, run.hw, run.c, nhwc,
-                                           compute_stream(ctx)),
+                                           workspace.get(), ws_bytes, compute_stream(ctx)),
                 "fp8ort_global_average_pool");
       return;
     }
@@ -612,6 +614,7 @@ class GpuChannelOp final : public Kernel {
   }
 
  private:
+  Allocator alloc_;
   bool mul_;
   ChannelOpAttrs attrs_;
 };
