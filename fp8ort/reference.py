@@ -537,6 +537,8 @@ def fp8_global_average_pool(X: np.ndarray, x_scale: np.ndarray, *, layout: str =
     xs = _positive_scalar(x_scale, "x_scale")
     axes = (1, 2) if layout == "NHWC" else (2, 3)
     hw = X.shape[axes[0]] * X.shape[axes[1]]
+    if hw == 0 and X.shape[0] * X.shape[3 if layout == "NHWC" else 1] > 0:
+        raise ValueError("X has no spatial positions (H * W = 0): the mean is undefined")
     with np.errstate(invalid="ignore", divide="ignore"):
         s = X.astype(np.float64).sum(axis=axes, keepdims=True)
         m = (s / np.float64(hw)).astype(np.float32)

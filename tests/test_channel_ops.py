@@ -245,10 +245,13 @@ def test_channel_op_errors(op, inputs, attrs, patterns, library):
 
 
 def test_channel_mul_zero_size_and_empty_spatial(library):
-    """Zero-size X gives an empty Y; H*W = 0 pools to NaN (0 / 0, as ReduceMean)."""
+    """Zero-size X gives an empty Y; pooling H * W = 0 positions is refused (the mean of nothing)."""
     x = np.zeros((2, 0, 3, 4), nx.E4M3FN.dtype)
-    y = ops.run(ops.make_op_model("FP8GlobalAveragePool", {"X": x, "x_scale": np.float32(1)}), {"X": x}, library)[0]
-    assert y.shape == (2, 1, 1, 4) and np.isnan(y).all()
+    model = ops.make_op_model("FP8GlobalAveragePool", {"X": x, "x_scale": np.float32(1)})
+    _fails(model, {"X": x}, library, "FP8GlobalAveragePool", "H * W = 0")
+    empty = np.zeros((0, 3, 3, 4), nx.E4M3FN.dtype)
+    model = ops.make_op_model("FP8GlobalAveragePool", {"X": empty, "x_scale": np.float32(1)})
+    assert ops.run(model, {"X": empty}, library)[0].shape == (0, 1, 1, 4)
     m = ops.make_op_model("FP8ChannelMul", _ch_inputs(X=x))
     assert ops.run(m, {"X": x}, library)[0].shape == (2, 0, 3, 4)
 

@@ -787,6 +787,10 @@ std::vector<int64_t> channel_shape(const ChannelOpAttrs& a, int64_t n, int64_t c
 ChannelOpRun begin_global_average_pool(OrtKernelContext* ctx, const ChannelOpAttrs& a) {
   ChannelOpRun r;
   begin_channel_op(ctx, a, r);
+  if (r.hw == 0 && r.n * r.c > 0) {
+    fail("input X" + shape_str(r.x.shape) + " has no spatial positions (H * W = 0): the mean is undefined; give X at "
+         "least one pixel");
+  }
   r.y = output(ctx, 0, channel_shape(a, r.n, r.c));
   check_output_type(r.y, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
   return r;

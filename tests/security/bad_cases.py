@@ -104,6 +104,37 @@ def _attention(q=(2, 3, 8), k=(2, 5, 8), v=(2, 5, 8), bias=None, y_scale=None, *
     return build
 
 
+def _op(op, make, **attrs):
+    """A one-node model of ``op`` over the inputs ``make(rng)`` returns (X fed at run time, the rest constants)."""
+
+    def build(rng):
+        inputs = make(rng)
+        return ops.make_op_model(op, inputs, **attrs), {"X": inputs["X"]}
+
+    return build
+
+
+def _ln(x=(2, 8), scale=(8,), y_scale=0.1):
+    return lambda r: {
+        "X": r.standard_normal(x).astype(np.float32),
+        "Scale": np.ones(scale, np.float32),
+        "y_scale": np.float32(y_scale),
+    }
+
+
+def _channels(x=(2, 3, 3, 4), g=(2, 1, 1, 4), x_scale=0.1):
+    return lambda r: {
+        "X": (r.standard_normal(x) * 10).astype(np.float32).astype(nx.E4M3FN.dtype),
+        "x_scale": np.float32(x_scale),
+        "G": np.ones(g, np.float32),
+        "y_scale": np.float32(0.1),
+    }
+
+
+def _pool_only(make):
+    return lambda r: {k: v for k, v in make(r).items() if k in ("X", "x_scale")}
+
+
 def _set(**values):
     return lambda inputs: inputs.update(values)
 
@@ -194,6 +225,23 @@ CASES: dict[str, Case] = {
     "attention-heads-huge": Case(_attention(num_heads=OVERFLOW), ["FP8Attention", "num_heads"]),
     "attention-bias-rank-5": Case(_attention(bias=(1, 1, 1, 1, 5)), ["FP8Attention", "attn_bias", "rank"]),
     "attention-y_scale-negative": Case(_attention(y_scale=-1.0, output_dtype=17), ["FP8Attention", "y_scale"]),
+    # FP8LayerNormalization, FP8GlobalAveragePool, FP8ChannelMul
+    "layernorm-rows-zero": Case(_op("FP8LayerNormalization", _ln(x=(0, 8))), [], out_shape=(0, 8)),
+    "layernorm-scale-shape": Case(_op("FP8LayerNormalization", _ln(scale=(4,))), ["FP8LayerNormalization", "Scale"]),
+    "layernorm-y_scale-nan": Case(_op("FP8LayerNormalization", _ln(y_scale=np.nan)), ["y_scale", "finite"]),
+    "layernorm-axis-huge": Case(_op("FP8LayerNormalization", _ln(), axis=OVERFLOW), ["FP8LayerNormalization", "axis"]),
+    "gap-hw-zero": Case(_op("FP8GlobalAveragePool", _pool_only(_channels(x=(2, 0, 3, 4)))), ["H * W = 0"]),
+    "gap-batch-zero": Case(
+        _op("FP8GlobalAveragePool", _pool_only(_channels(x=(0, 3, 3, 4)))), [], out_shape=(0, 1, 1, 4)
+    ),
+    "gap-x_scale-zero": Case(
+        _op("FP8GlobalAveragePool", _pool_only(_channels(x_scale=0.0))), ["FP8GlobalAveragePool", "x_scale"]
+    ),
+    "channelmul-gate-shape": Case(_op("FP8ChannelMul", _channels(g=(1, 1, 1, 4))), ["FP8ChannelMul", "G"]),
+    "channelmul-batch-zero": Case(
+        _op("FP8ChannelMul", _channels(x=(0, 3, 3, 4), g=(0, 1, 1, 4))), [], out_shape=(0, 3, 3, 4)
+    ),
+    "channelmul-layout-bad": Case(_op("FP8ChannelMul", _channels(), layout="HWCN"), ["FP8ChannelMul", "layout"]),
     # FP8Quantize / FP8Dequantize
     "quantize-scale-inf": Case(_unary("FP8Quantize", _f32((5,)), np.float32(np.inf)), ["FP8Quantize", "scale"]),
     "quantize-scale-vector": Case(_unary("FP8Quantize", _f32((5,)), np.ones(2, np.float32)), ["scale", "scalar"]),
