@@ -62,7 +62,7 @@ GapPlan gap_plan(int64_t n, int64_t hw, int64_t c, bool vec16, bool vec4) {
     p.lanes = kThreads / p.groups;
     p.chunks = (c + p.groups * p.v - 1) / (p.groups * p.v);
     constexpr int64_t kTargetBlocks = 1024;  // a few waves over ~132 multiprocessors
-    constexpr int64_t kMinRowsPerLane = 16;  // below this a slice is mostly launch and reduction overhead
+    constexpr int64_t kMinRowsPerLane = 4;  // below this a slice is mostly launch and reduction overhead
     const int64_t blocks = std::max<int64_t>(1, n * p.chunks);
     const int64_t by_work = std::max<int64_t>(1, hw / (static_cast<int64_t>(p.lanes) * kMinRowsPerLane));
     p.slices = std::min<int64_t>(std::min<int64_t>((kTargetBlocks + blocks - 1) / blocks, by_work), 65535);
@@ -109,9 +109,10 @@ __global__ void __launch_bounds__(kThreads) gap_nhwc_kernel(const uint8_t* __res
 #pragma unroll
     for (int e = 0; e < V; ++e) partial[(lane * groups + g) * V + e] = acc[e];
     __syncthreads();
-    // Thread t < groups * V sums channel t of the block over the lanes, in lane order.
-    if (static_cast<int>(threadIdx.x) < groups * V) {
-        const int gi = static_cast<int>(threadIdx.x) / V, e = static_cast<int>(threadIdx.x) % V;
+    // Channel t of the block (groups * V of them, up to 1,024: more than the threads) summed over the lanes, in
+    // lane order.
+    for (int t = static_cast<int>(threadIdx.x); t < groups * V; t += kThreads) {
+        const int gi = t / V, e = t % V;
         const int64_t ch = (static_cast<int64_t>(blockIdx.y) * groups + gi) * V + e;
         if (ch < c) {
             float s = 0.0f;

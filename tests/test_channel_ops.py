@@ -147,7 +147,7 @@ def test_fp8_global_average_pool(fmt, layout, seed, library):
 CHANNEL_MUL_OUTPUTS = [TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT, TensorProto.FLOAT16]
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(4))  # every input format once
 @pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
 @pytest.mark.parametrize("out_type", CHANNEL_MUL_OUTPUTS)
 def test_fp8_channel_mul(out_type, layout, seed, library):
@@ -157,7 +157,7 @@ def test_fp8_channel_mul(out_type, layout, seed, library):
     want = reference.fp8_channel_mul(**inputs, layout=layout, output_dtype=out_type)
     model = ops.make_op_model("FP8ChannelMul", inputs, layout=layout, output_dtype=out_type)
     got = run_poisoned(model, {"X": inputs["X"]}, want.shape, out_type, library)
-    assert got.view(np.uint8).tobytes() == want.view(np.uint8).tobytes()
+    assert got.view(np.uint8).tobytes() == want.view(np.uint8).tobytes()  # the CPU decodes NaN as the reference
 
 
 def test_channel_cases_cover_the_contract():
