@@ -15,17 +15,8 @@ namespace {
 
 constexpr int kThreads = 256;  // also the decode table's size: thread t decodes byte t
 
-__device__ __forceinline__ float decode_byte(uint8_t v, fp8ort_dtype t) {
-    switch (t) {
-        case FP8ORT_E4M3FN: return decode_fp8<FP8ORT_E4M3FN>(v);
-        case FP8ORT_E5M2: return decode_fp8<FP8ORT_E5M2>(v);
-        case FP8ORT_E4M3FNUZ: return decode_fp8<FP8ORT_E4M3FNUZ>(v);
-        default: return decode_fp8<FP8ORT_E5M2FNUZ>(v);
-    }
-}
-
 __device__ __forceinline__ void fill_table(float* table, fp8ort_dtype t) {
-    table[threadIdx.x] = decode_byte(static_cast<uint8_t>(threadIdx.x), t);
+    table[threadIdx.x] = decode_any(static_cast<uint8_t>(threadIdx.x), t);  // fp8_epilogue.h
     __syncthreads();
 }
 
