@@ -38,8 +38,7 @@ OrtStatusPtr ORT_API_CALL create_kernel(const OrtCustomOp* op, const OrtApi*, co
 }
 
 OrtStatusPtr ORT_API_CALL compute_kernel(void* kernel, OrtKernelContext* ctx) {
-  Kernel* k = static_cast<Kernel*>(kernel);
-  return guarded(k->context().where(), [&] { k->compute(ctx); });
+  return compute_at_boundary(static_cast<Kernel*>(kernel), ctx);
 }
 
 void ORT_API_CALL destroy_kernel(void* kernel) { delete static_cast<Kernel*>(kernel); }

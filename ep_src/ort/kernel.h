@@ -3,6 +3,8 @@
 // at the C boundary (guarded()). The same class serves the custom-op library and the plugin EP's registry.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,13 +22,24 @@ struct OpContext {
 
 class Kernel {
  public:
-  virtual ~Kernel() = default;
+  virtual ~Kernel();
   virtual void compute(OrtKernelContext* ctx) = 0;
   const OpContext& context() const { return oc_; }
 
  protected:
   OpContext oc_;  // set by the constructor from the node's OrtKernelInfo
+
+ private:
+  friend OrtStatus* compute_at_boundary(Kernel* kernel, OrtKernelContext* ctx) noexcept;
+  std::atomic<uint64_t> host_ns_{0};  // FP8ORT_HOST_TIMING only: host time inside compute, and its calls
+  std::atomic<uint64_t> calls_{0};
 };
+
+// Every route's Compute entry: runs kernel->compute(ctx) and turns an exception into an OrtStatus naming the node
+// (the name is built only on failure: no string work per call). With FP8ORT_HOST_TIMING=1 in the environment it
+// also adds the call's host time to a per-op table that is printed to stderr at process exit (host cost per node
+// on GPU devices, where ORT's own profiler adds its overhead to every node).
+OrtStatus* compute_at_boundary(Kernel* kernel, OrtKernelContext* ctx) noexcept;
 
 using KernelFactory = std::unique_ptr<Kernel> (*)(const OrtKernelInfo* info);
 

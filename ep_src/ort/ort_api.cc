@@ -45,17 +45,11 @@ void check(OrtStatus* status, const char* what) {
 Tensor describe(const OrtValue* value) {
   Tensor t;
   if (value == nullptr) return t;
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  check(g_ort->GetTensorTypeAndShape(value, &info), "GetTensorTypeAndShape");
+  // the OrtValue's own shape array (API 24, the oldest supported): no type-and-shape object to allocate and free
+  const int64_t* dims = nullptr;
   size_t rank = 0;
-  OrtStatus* st = g_ort->GetTensorElementType(info, &t.type);
-  if (st == nullptr) st = g_ort->GetDimensionsCount(info, &rank);
-  if (st == nullptr) {
-    t.shape.resize(rank);
-    st = g_ort->GetDimensions(info, t.shape.data(), rank);
-  }
-  g_ort->ReleaseTensorTypeAndShapeInfo(info);
-  check(st, "reading a tensor's type and shape");
+  check(g_ort->GetTensorElementTypeAndShapeDataReference(value, &t.type, &dims, &rank), "reading a tensor's type and shape");
+  t.shape.assign(dims, dims + rank);
   t.size = 1;
   for (int64_t d : t.shape) t.size *= d;
   void* data = nullptr;

@@ -39,21 +39,30 @@ class OpError : public std::runtime_error {
 // Throws OpError carrying the message of a failed ORT call (and releases the status).
 void check(OrtStatus* status, const char* what);
 
-// Runs fn, turning any exception into an OrtStatus* prefixed with `where`. Never throws.
-template <class Fn>
-OrtStatus* guarded(const std::string& where, Fn&& fn) noexcept {
+// Runs fn, turning any exception into an OrtStatus* prefixed with where() (called only on failure). Never throws.
+template <class WhereFn, class Fn>
+OrtStatus* guarded_lazy(WhereFn&& where, Fn&& fn) noexcept {
+  const auto status = [&](OrtErrorCode code, const char* what) {
+    return g_ort->CreateStatus(code, (std::string(where()) + ": " + what).c_str());
+  };
   try {
     fn();
     return nullptr;
   } catch (const OpError& e) {
-    return g_ort->CreateStatus(e.code(), (where + ": " + e.what()).c_str());
+    return status(e.code(), e.what());
   } catch (const std::bad_alloc&) {
-    return g_ort->CreateStatus(ORT_FAIL, (where + ": out of memory").c_str());
+    return status(ORT_FAIL, "out of memory");
   } catch (const std::exception& e) {
-    return g_ort->CreateStatus(ORT_FAIL, (where + ": " + e.what()).c_str());
+    return status(ORT_FAIL, e.what());
   } catch (...) {
-    return g_ort->CreateStatus(ORT_FAIL, (where + ": unknown error").c_str());
+    return status(ORT_FAIL, "unknown error");
   }
+}
+
+// The same with a fixed prefix.
+template <class Fn>
+OrtStatus* guarded(const std::string& where, Fn&& fn) noexcept {
+  return guarded_lazy([&] { return where; }, fn);
 }
 
 // A kernel input or output seen through the C API.

@@ -31,8 +31,7 @@ struct KernelAdapter {
   static KernelAdapter* of(OrtKernelImpl* p) { return reinterpret_cast<KernelAdapter*>(p); }
 
   static OrtStatus* ORT_API_CALL compute(OrtKernelImpl* self, OrtKernelContext* ctx) noexcept {
-    Kernel* k = of(self)->kernel.get();
-    return guarded(k->context().where(), [&] { k->compute(ctx); });
+    return compute_at_boundary(of(self)->kernel.get(), ctx);
   }
 
   static void ORT_API_CALL release(OrtKernelImpl* self) noexcept { delete of(self); }

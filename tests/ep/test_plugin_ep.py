@@ -6,6 +6,7 @@ ORT reports it; registration cycles and the errors of bad arguments.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -244,6 +245,41 @@ def test_kernel_errors_come_back_as_ort_errors_naming_the_op(rng):
     with pytest.raises(Exception, match="FP8MatMul"):
         sess.run(None, {"A": rng.standard_normal((3, 7)).astype(np.float32)})
     assert sess.run(None, {"A": a})[0].shape == (3, 5)
+
+
+_TIMING_CHILD = """
+import sys
+import numpy as np
+import fp8ort
+from fp8ort import ops
+x = np.linspace(-3, 3, 12, dtype=np.float32)
+q = ops.make_op_model("FP8Quantize", {"X": x, "scale": np.float32(0.02)})
+if sys.argv[1] == "ep":
+    sess = fp8ort.InferenceSession(q, device="cpu", strict=True)
+else:
+    sess = ops.session(q, sys.argv[2])
+for _ in range(7):
+    sess.run(None, {"X": x})
+del sess
+"""
+
+
+@pytest.mark.parametrize("route", ["ep", "custom_op"])
+@pytest.mark.parametrize("timing", ["1", ""])
+def test_host_timing_table_counts_every_compute_call(route, timing, library):
+    """FP8ORT_HOST_TIMING=1 prints, at exit, each op's host time and its number of Compute calls; unset, nothing."""
+    env = {**os.environ, "FP8ORT_LIBRARY": library, "FP8ORT_HOST_TIMING": timing}
+    done = subprocess.run(
+        [sys.executable, "-c", _TIMING_CHILD, route, library], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stderr.splitlines() if line.strip().startswith("FP8Quantize")]
+    if timing:
+        assert "FP8ORT_HOST_TIMING" in done.stderr
+        assert len(rows) == 1 and rows[0][2] == "7", done.stderr
+        assert float(rows[0][1]) > 0.0
+    else:
+        assert rows == [] and "FP8ORT_HOST_TIMING" not in done.stderr
 
 
 def test_register_unregister_cycles(library):
