@@ -7,6 +7,8 @@
 #   memcheck compute-sanitizer memcheck over the plugin-EP GPU tests
 #   racecheck compute-sanitizer racecheck (shared-memory hazards) over the kernel tests and the EP's GPU op tests
 #            (RACE_TESTS: a -k expression for tests/gpu; the EP part runs the ops whose kernels use shared memory)
+#   racecheck-all  racecheck over every kernel test, every hazard printed without backtraces, classified by
+#            tools/racecheck_summary.py (fp8ort's kernels vs cuBLASLt's own; fails on a hazard in fp8ort's)
 #   conc     tests/security/test_concurrency.py and tests/ep/test_multi_gpu.py on the GPU device (threads, device
 #            memory back to its level after session and register loops, a session per GPU)
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
@@ -54,6 +56,11 @@ for step in $steps; do
             --print-limit 20 python3 -m pytest -q -p no:cacheprovider tests/ep/test_onnx_ops.py \
             -k "gpu and (transpose or pool or reduce or softmax or layer_norm or gather)" >> "$o/racecheck.log" 2>&1 || rc=$?
         grep -E "RACECHECK SUMMARY|ERROR SUMMARY|passed|failed" "$o/racecheck.log" | head -10 ;;
+    racecheck-all)
+        timeout "${RACE_TIMEOUT:-480}" compute-sanitizer --tool racecheck --racecheck-report hazard --print-limit 0 \
+            --show-backtrace no python3 -m pytest -q -p no:cacheprovider tests/gpu > "$o/racecheck-all.log" 2>&1
+        python3 tools/racecheck_summary.py "$o/racecheck-all.log" > "$o/racecheck_summary.txt"
+        rc=$?; head -20 "$o/racecheck_summary.txt" ;;
     conc)
         timeout "${CONC_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/security/test_concurrency.py \
             tests/ep/test_multi_gpu.py -k "gpu or multi" > "$o/conc.log" 2>&1

@@ -7,6 +7,7 @@
 // The plugin EP (plugin_ep/) and the custom-op library for ORT's CUDA/ROCm EPs create the same kernels.
 // FP8MatMul can take the vendor BLAS-Lt GEMM (cuBLASLt, hipBLASLt) for large problems where it runs, our own GEMM
 // otherwise; FP8ORT_GEMM_BACKEND=ours|blaslt|auto picks (default auto in the CUDA build, ours in the HIP build).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -221,14 +222,23 @@ class GpuConv final : public Kernel {
     Tensor y = output(ctx, 0, s.y_shape);
     check_output_type(y, common_.output_type);
     if (y.size == 0) return;  // before packing: an empty output needs no weight (and the packer refuses empty ones)
+    DeviceBuffer zero_plane = zero_plane_for_empty_input(cs, fmt, stream);
+    if (zero_plane.get() != nullptr) {  // X has no pixels: every tap reads padding
+      x.data = zero_plane.get();
+      x.type = w.type;
+      x.size = cs.batch * cs.in_h * cs.in_w * cs.in_c;
+    }
+    drop_unused_strides(cs, s.oh, s.ow);
     const int64_t padded_c = ensure_packed(w.data, fmt, cs, stream);
     // The kernel is channels-last. An NCHW node (the quantizer's default layout) runs it between transposes of X,
     // Z and Y through scratch; quantize with layout="NHWC" to keep FP8 tensors channels-last between ops instead.
     DeviceBuffer x_nhwc, z_nhwc, y_nhwc;
     void* y_out = y.mutable_data;
     if (!attrs_.nhwc) {
-      x_nhwc = to_channels_last(x.data, x.type, s.n, s.c, s.h * s.w, stream);
-      x.data = x_nhwc.get();
+      if (zero_plane.get() == nullptr) {  // zeros are zeros in either layout
+        x_nhwc = to_channels_last(x.data, x.type, s.n, s.c, s.h * s.w, stream);
+        x.data = x_nhwc.get();
+      }
       if (epi.z != nullptr) {
         z_nhwc = to_channels_last(epi.z, static_cast<ONNXTensorElementDataType>(epi.z_type), s.n, s.m, s.oh * s.ow,
                                   stream);
@@ -267,6 +277,43 @@ class GpuConv final : public Kernel {
   }
 
  private:
+  // Shapes the CPU kernel computes and the GPU kernels refuse, rewritten into the same problem in a form they take.
+  // An input with no rows (or columns) and padding around it: every tap reads padding, the output is the epilogue of
+  // zero sums. It becomes one row (column) of FP8 zeros in place of one padding row (column), which keeps the
+  // output's size; returns that zero input (channels-last), or nothing when X has pixels.
+  DeviceBuffer zero_plane_for_empty_input(fp8ort_conv_shape& cs, fp8ort_fp8_format fmt, void* stream) {
+    if (cs.in_h != 0 && cs.in_w != 0) return DeviceBuffer();
+    const auto one_from_padding = [](int64_t& in, int64_t& pad_a, int64_t& pad_b) {
+      if (in != 0) return;
+      in = 1;
+      if (pad_b > 0) {  // the pads sum to at least the window (>= 1) when the output is not empty
+        --pad_b;
+      } else {
+        --pad_a;
+      }
+    };
+    one_from_padding(cs.in_h, cs.pad_top, cs.pad_bottom);
+    one_from_padding(cs.in_w, cs.pad_left, cs.pad_right);
+    const int64_t count = cs.batch * cs.in_h * cs.in_w * cs.in_c;
+    DeviceBuffer zeros(alloc_.get(), static_cast<size_t>(count));
+    gpu_check(fp8ort_onnx_fill(zeros.get(), 1, count, 0, stream), "fp8ort_onnx_fill");
+    (void)fmt;  // +0 has code 0 in every FP8 format
+    return zeros;
+  }
+
+  // Where the output has one row (column), the stride along it is never applied and the dilation of a one-tap
+  // window never either: the smallest values with the same output replace them, so that strides the CPU takes
+  // (up to 2^62) do not reach the GPU kernels' limit of 2^20.
+  static void drop_unused_strides(fp8ort_conv_shape& cs, int64_t oh, int64_t ow) {
+    const auto shrink = [](int64_t out, int64_t in, int64_t pads, int64_t window, int64_t& stride) {
+      if (out == 1) stride = std::min<int64_t>(stride, in + pads - window + 1);  // still one output
+    };
+    if (cs.kernel_h == 1) cs.dilation_h = 1;
+    if (cs.kernel_w == 1) cs.dilation_w = 1;
+    shrink(oh, cs.in_h, cs.pad_top + cs.pad_bottom, cs.dilation_h * (cs.kernel_h - 1) + 1, cs.stride_h);
+    shrink(ow, cs.in_w, cs.pad_left + cs.pad_right, cs.dilation_w * (cs.kernel_w - 1) + 1, cs.stride_w);
+  }
+
   static int64_t element_bytes(ONNXTensorElementDataType t) {
     switch (t) {
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return 4;
@@ -328,6 +375,8 @@ class GpuConv final : public Kernel {
     fp8ort_conv_shape cs{s.n, s.h, s.w, s.c, s.m, s.kh, s.kw, attrs_.strides[0], attrs_.strides[1],
                          attrs_.pads[0], attrs_.pads[1], attrs_.pads[2], attrs_.pads[3], attrs_.dilations[0],
                          attrs_.dilations[1], attrs_.group};
+    if (s.oh <= 0 || s.ow <= 0) return;
+    drop_unused_strides(cs, s.oh, s.ow);
     ensure_packed(w.data, static_cast<fp8ort_fp8_format>(w.type), cs, nullptr);
     wait_for_default_stream();
   }
