@@ -107,6 +107,18 @@ __device__ __forceinline__ float fp8ort_add_rn(float a, float b) {
 __device__ __forceinline__ float fp8ort_div_rn(float a, float b) { return __fdiv_rn(a, b); }
 #endif
 
+// acc + a * b rounded once: the same value as fp8ort_add_rn(acc, fp8ort_mul_rn(a, b)) wherever a * b is exact in
+// float32, as the product of two decoded FP8 values always is (at most 8 significant bits; exponents from 2^-32 to
+// 2^32). NVIDIA returns its one canonical NaN either way; the HIP build keeps the two steps, whose NaN payloads
+// follow the operands.
+#if defined(FP8ORT_CUDA)
+__device__ __forceinline__ float fp8ort_fma_exact_product(float a, float b, float acc) { return __fmaf_rn(a, b, acc); }
+#else
+__device__ __forceinline__ float fp8ort_fma_exact_product(float a, float b, float acc) {
+    return fp8ort_add_rn(acc, fp8ort_mul_rn(a, b));
+}
+#endif
+
 // 16-bit float <-> float32 through raw bits, identical on both vendors (RNE, NaN kept as NaN).
 // A NaN keeps its sign and payload (the hardware conversion returns a canonical NaN; NumPy does not).
 __device__ __forceinline__ float fp8ort_half_bits_to_float(uint16_t h) {

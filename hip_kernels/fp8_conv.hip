@@ -77,8 +77,10 @@ __device__ __forceinline__ void load_decode(const uint8_t* p, float (&out)[V]) {
     }
 }
 
-// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time. A call
-// on AMD, as epilogue_rows: one copy per (Y, V) instead of one per kernel and output type.
+// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time, the
+// activation inlined (a thread holds only V accumulators: no register budget to protect, and an out-of-line call per
+// element costs the call sequence). A call on AMD, as epilogue_rows: one copy per (Y, V) instead of one per kernel
+// and output type.
 template <int Y, int V>
 __device__ FP8ORT_INLINE_ON_NVIDIA void depthwise_store(const epilogue_args& p, const epilogue_scalars& sc,
                                                 const float (&acc)[V], int64_t row, int col, bool vec_y, bool vec_z) {
@@ -91,7 +93,7 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void depthwise_store(const epilogue_args& p, 
             cc[e] = load_column(p, col + 4 * q + e);
             v[e] = acc[4 * q + e];
         }
-        epilogue_quad<Y>(p, sc, cc, v, row * p.ld + col + 4 * q, 4, vec_y, vec_z);
+        epilogue_quad<Y, true>(p, sc, cc, v, row * p.ld + col + 4 * q, 4, vec_y, vec_z);
     }
 }
 
@@ -131,7 +133,7 @@ __global__ void __launch_bounds__(kDepthwiseThreads)
                 load_decode<F, V>(x_row + static_cast<uint32_t>(ix) * g.in_c, a);
                 load_decode<F, V>(w_row + static_cast<uint32_t>(kx) * g.in_c, b);
 #pragma unroll
-                for (int e = 0; e < V; ++e) acc[e] = fp8ort_add_rn(acc[e], fp8ort_mul_rn(a[e], b[e]));  // exact product
+                for (int e = 0; e < V; ++e) acc[e] = fp8ort_fma_exact_product(a[e], b[e], acc[e]);
             }
         }
         if constexpr (V == 1) {
@@ -172,7 +174,7 @@ __global__ void __launch_bounds__(kDepthwiseThreads)
                 if (ix < 0 || ix >= s.in_w) continue;
                 const float a = decode_fp8<F>(x[((img * s.in_h + iy) * s.in_w + ix) * s.in_c + ch]);
                 const float b = decode_fp8<F>(w[(ky * s.kernel_w + kx) * s.in_c + ch]);
-                acc = fp8ort_add_rn(acc, fp8ort_mul_rn(a, b));  // the product is exact
+                acc = fp8ort_fma_exact_product(a, b, acc);
             }
         }
         epilogue_store(ep, load_column(ep, ch), acc, row, ch);

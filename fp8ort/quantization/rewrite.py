@@ -17,6 +17,7 @@ from .attention import Fp8AttentionPass
 from .config import QuantizeConfig
 from .layernorm import Fp8LayerNormPass
 from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
+from .mask import DropMaskExpandPass
 from .pooling import rewrite_pooling
 from .prepare import is_std, new_initializer
 from .rules import Group, fp8_outputs, pooled_fp8_outputs
@@ -170,6 +171,7 @@ class Fp8OrtEmitter(_Emitter):
                 Fp8MaxPoolPass()(self.model)
         if self.config.fuse_attention:  # multi-head attention blocks become FP8Attention (dead shape code goes below)
             Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
+            DropMaskExpandPass()(self.model)  # FP8Attention broadcasts the mask: its Expand and shape nodes go
         if self.config.fp8_activations:  # a float tensor several FP8 ops quantize alike: one FP8Quantize for all
             ShareInputQuantizePass()(self.model)
             Fp8LayerNormPass()(self.model)  # a LayerNormalization writes the FP8 copy those readers take

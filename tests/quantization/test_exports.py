@@ -21,6 +21,7 @@ from conftest import library_path, run_float, session_options
 
 import fp8ort.quantization as fq
 from fp8ort.numerics import sqnr_db
+from fp8ort.quantization.mask import ELEMENTWISE
 
 torch = pytest.importorskip("torch", reason="the export tests export models with torch (pip install torch)")
 tm = pytest.importorskip("torch_models", reason="torch_models needs torch")
@@ -131,6 +132,24 @@ def _weight_layers(model: onnx.ModelProto) -> list[onnx.NodeProto]:
 ISLAND_OPS = ("FP8LayerNormalization", "FP8GlobalAveragePool", "FP8ChannelMul")
 
 
+def _mask_expands(model: onnx.ModelProto) -> list[str]:
+    """Expand nodes whose output reaches an FP8Attention's attn_bias (input 3) through element-wise ops only: the
+    broadcast of a mask the attention broadcasts itself."""
+    producer = {o: n for n in model.graph.node for o in n.output}
+    todo = [n.input[3] for n in model.graph.node if n.op_type == "FP8Attention" and len(n.input) > 3 and n.input[3]]
+    seen, found = set(), []
+    while todo:
+        n = producer.get(todo.pop())
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op_type == "Expand":
+            found.append(n.name)
+        elif n.op_type in ELEMENTWISE:
+            todo.extend(i for i in n.input if i)
+    return found
+
+
 @pytest.mark.parametrize("key", list(EXPORTS))
 def test_every_weight_layer_is_fp8(quantized, key):
     r = quantized(key)
@@ -152,6 +171,8 @@ def test_every_weight_layer_is_fp8(quantized, key):
     # each attention block is one FP8Attention (its Softmax's report line), its MatMuls fused into it
     attention = [n for n in r.fp8.graph.node if n.op_type == "FP8Attention"]
     assert len(attention) == (0 if _is_cnn(key) else tm.ENCODER_DIMS["layers"])
+    # the attention broadcasts its mask: no Expand (nor the shape nodes that feed one) on the mask's path
+    assert not _mask_expands(r.fp8)
     assert len(r.report.fp8_nodes) == len(weight_layers) + len(pools) + len(attention) + len(islands)
     assert not [n for n in r.fp8.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")]
     if not _is_cnn(key):  # FFN up-projection + Gelu hands FP8 to the down projection
