@@ -222,7 +222,7 @@ class GpuConv final : public Kernel {
     Tensor y = output(ctx, 0, s.y_shape);
     check_output_type(y, common_.output_type);
     if (y.size == 0) return;  // before packing: an empty output needs no weight (and the packer refuses empty ones)
-    DeviceBuffer zero_plane = zero_plane_for_empty_input(cs, fmt, stream);
+    DeviceBuffer zero_plane = zero_plane_for_empty_input(cs, stream);
     if (zero_plane.get() != nullptr) {  // X has no pixels: every tap reads padding
       x.data = zero_plane.get();
       x.type = w.type;
@@ -281,7 +281,7 @@ class GpuConv final : public Kernel {
   // An input with no rows (or columns) and padding around it: every tap reads padding, the output is the epilogue of
   // zero sums. It becomes one row (column) of FP8 zeros in place of one padding row (column), which keeps the
   // output's size; returns that zero input (channels-last), or nothing when X has pixels.
-  DeviceBuffer zero_plane_for_empty_input(fp8ort_conv_shape& cs, fp8ort_fp8_format fmt, void* stream) {
+  DeviceBuffer zero_plane_for_empty_input(fp8ort_conv_shape& cs, void* stream) {
     if (cs.in_h != 0 && cs.in_w != 0) return DeviceBuffer();
     const auto one_from_padding = [](int64_t& in, int64_t& pad_a, int64_t& pad_b) {
       if (in != 0) return;
@@ -296,8 +296,8 @@ class GpuConv final : public Kernel {
     one_from_padding(cs.in_w, cs.pad_left, cs.pad_right);
     const int64_t count = cs.batch * cs.in_h * cs.in_w * cs.in_c;
     DeviceBuffer zeros(alloc_.get(), static_cast<size_t>(count));
+    // +0 is code 0 in every FP8 format
     gpu_check(fp8ort_onnx_fill(zeros.get(), 1, count, 0, stream), "fp8ort_onnx_fill");
-    (void)fmt;  // +0 has code 0 in every FP8 format
     return zeros;
   }
 
