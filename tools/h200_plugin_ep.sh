@@ -2,6 +2,7 @@
 # On the lent H200 machine (no network; the stock CPU onnxruntime wheel is installed there): build libfp8ort.so
 # for CUDA sm_90a and the kernel test library, then run, as STEPS names them (default "build ep kernels"):
 #   build    cmake build of libfp8ort.so + libfp8ort_kernels.so into build-gpu/ (kept while the machine is warm)
+#   unpack   build-gpu/ from .prebuilt/lib.tar.xz instead (both libraries built elsewhere for sm_90a; carry .prebuilt)
 #   ep       the plugin-EP tests of the GPU device (tests/ep -k gpu; EP_TESTS picks another -k expression)
 #   kernels  the kernel tests (tests/gpu) against the NumPy reference
 #   memcheck compute-sanitizer memcheck over the plugin-EP GPU tests
@@ -13,6 +14,10 @@
 #            memory back to its level after session and register loops, a session per GPU)
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
 #            (BENCH_ARGS: more arguments, e.g. "--models bert")
+#   host     bench/host_overhead.py with FP8ORT_HOST_TIMING=1: a batch-1 run without graphs split between fp8ort's
+#            Compute calls and the rest, and the Memcpy nodes ORT inserted (HOST_MODELS, default "bert efficientnet_b0")
+#   ab-depthwise  EfficientNet-B0 through the plugin EP with FP8ORT_DEPTHWISE=pixel, =strip, =pixel, =strip (one
+#            process each, so the machine's drift shows between the two pixel runs): ab_depthwise_<variant><i>.json
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
 #            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
@@ -36,6 +41,25 @@ for step in $steps; do
             -DFP8ORT_ORT_INCLUDE_DIR="$PWD/.ort_headers/include/onnxruntime" && cmake --build build-gpu; } \
             > "$o/build.log" 2>&1
         rc=$?; grep -E "error|FAILED" "$o/build.log" | head -20 ;;
+    unpack)
+        mkdir -p build-gpu && tar -xJf .prebuilt/lib.tar.xz -C build-gpu > "$o/unpack.log" 2>&1
+        rc=$?; ls -la build-gpu/*.so >> "$o/unpack.log" 2>&1 ;;
+    host)
+        rc=0
+        for m in ${HOST_MODELS:-bert efficientnet_b0}; do
+            FP8ORT_HOST_TIMING=1 timeout "${HOST_TIMEOUT:-200}" python3 bench/host_overhead.py --model "$m" --batch 1 \
+                --list-copies > "$o/host_$m.log" 2>&1 || rc=$?
+            grep -E "median of rounds|Memcpy|^  all" "$o/host_$m.log" | head -12
+        done
+        cat "$o"/host_*.log > "$o/host.log" ;;
+    ab-depthwise)
+        rc=0
+        for run in pixel1 strip1 pixel2 strip2; do
+            FP8ORT_DEPTHWISE="${run%?}" timeout "${AB_TIMEOUT:-200}" python3 bench/plugin_ep_gpu.py --models efficientnet_b0 \
+                --systems fp8ort --runs 10 --batches ${AB_BATCHES:-32 256} --out "$o/ab_depthwise_$run.json" > "$o/ab_depthwise_$run.log" 2>&1 || rc=$?
+            grep -E "batch" "$o/ab_depthwise_$run.log" | sed "s/^/$run: /" | head -6
+        done
+        cat "$o"/ab_depthwise_*.log > "$o/ab-depthwise.log" ;;
     ep)
         timeout "${EP_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider tests/ep -k "${EP_TESTS:-gpu}" \
             > "$o/ep_tests.log" 2>&1
