@@ -112,6 +112,8 @@ class DropMaskExpandPass(ir.passes.InPlacePass):
             if not _only_feeds([expand.outputs[0]] + [n.outputs[0] for n in nodes.values()], set(nodes)):
                 continue
             x = expand.inputs[0]
+            if x.shape is not None and len(x.shape) == 0:  # a constant of shape [1] would add a dimension
+                continue
             ir.convenience.replace_all_uses_with(expand.outputs[0], x)
             graph.remove(expand, safe=True)
             for n in nodes.values():  # their values now have the shape of the Expand's input
