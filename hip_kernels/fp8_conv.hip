@@ -97,11 +97,12 @@ __device__ __forceinline__ void load_decode(const uint8_t* p, float (&out)[V]) {
     }
 }
 
-// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time, the
-// activation inlined (a thread holds only V accumulators: no register budget to protect, and an out-of-line call per
-// element costs the call sequence). A call on AMD, as epilogue_rows: one copy per (Y, V) instead of one per kernel
-// and output type.
-template <int Y, int V>
+// The epilogue of V (a multiple of 4) consecutive channels starting at col of output row `row`, 4 at a time. The
+// activation is inlined (kInlineAct) for the 8-channel kernels' float32, float16 and E4M3FN outputs, what models
+// run: a thread holds few accumulators, and an out-of-line call per element costs its call sequence. The other
+// copies keep the call: inlined everywhere, the file's build time doubled. A call on AMD, as epilogue_rows: one copy
+// per (Y, V) instead of one per kernel and output type.
+template <int Y, int V, bool kInlineAct = false>
 __device__ FP8ORT_INLINE_ON_NVIDIA void depthwise_store(const epilogue_args& p, const epilogue_scalars& sc,
                                                 const float (&acc)[V], int64_t row, int col, bool vec_y, bool vec_z) {
 #pragma unroll
@@ -113,7 +114,7 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void depthwise_store(const epilogue_args& p, 
             cc[e] = load_column(p, col + 4 * q + e);
             v[e] = acc[4 * q + e];
         }
-        epilogue_quad<Y, true>(p, sc, cc, v, row * p.ld + col + 4 * q, 4, vec_y, vec_z);
+        epilogue_quad<Y, kInlineAct>(p, sc, cc, v, row * p.ld + col + 4 * q, 4, vec_y, vec_z);
     }
 }
 
@@ -160,10 +161,10 @@ __global__ void __launch_bounds__(kDepthwiseThreads)
             epilogue_store(ep, load_column(ep, c), acc[0], pixel, c);
         } else {
             switch (ep.y_type) {
-                case FP8ORT_FLOAT: depthwise_store<FP8ORT_FLOAT, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
-                case FP8ORT_FLOAT16: depthwise_store<FP8ORT_FLOAT16, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_FLOAT: depthwise_store<FP8ORT_FLOAT, V, V == 8>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_FLOAT16: depthwise_store<FP8ORT_FLOAT16, V, V == 8>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
                 case FP8ORT_BFLOAT16: depthwise_store<FP8ORT_BFLOAT16, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
-                case FP8ORT_E4M3FN: depthwise_store<FP8ORT_E4M3FN, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
+                case FP8ORT_E4M3FN: depthwise_store<FP8ORT_E4M3FN, V, V == 8>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
                 case FP8ORT_E5M2: depthwise_store<FP8ORT_E5M2, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
                 case FP8ORT_E4M3FNUZ: depthwise_store<FP8ORT_E4M3FNUZ, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
                 default: depthwise_store<FP8ORT_E5M2FNUZ, V>(ep, sc, acc, pixel, c, vec_y, vec_z); break;
@@ -228,7 +229,7 @@ __device__ __forceinline__ void store_strip(const epilogue_args& ep, const epilo
                                             bool vec_y, bool vec_z) {
 #pragma unroll
     for (int r = 0; r < kStrip; ++r)
-        if (r < valid) depthwise_store<Y, kStripV>(ep, sc, acc[r], pixel0 + r, c, vec_y, vec_z);
+        if (r < valid) depthwise_store<Y, kStripV, true>(ep, sc, acc[r], pixel0 + r, c, vec_y, vec_z);
 }
 
 // Two blocks per multiprocessor at least: up to 128 registers, so the 32 accumulators, a kernel row's weights and
@@ -281,23 +282,24 @@ __global__ void __launch_bounds__(kDepthwiseThreads, 2)
         }
         const uint32_t pixel0 = image_row * static_cast<uint32_t>(g.out_w) + ox0;  // (image * out_h + oy) * out_w + ox0
         const int valid = g.out_w - ox0;  // the row's last strip may be short
-        switch (ep.y_type) {
+        switch (ep.y_type) {  // the output types strip_supported takes
             case FP8ORT_FLOAT: store_strip<FP8ORT_FLOAT>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
             case FP8ORT_FLOAT16: store_strip<FP8ORT_FLOAT16>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            case FP8ORT_BFLOAT16: store_strip<FP8ORT_BFLOAT16>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            case FP8ORT_E4M3FN: store_strip<FP8ORT_E4M3FN>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            case FP8ORT_E5M2: store_strip<FP8ORT_E5M2>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            case FP8ORT_E4M3FNUZ: store_strip<FP8ORT_E4M3FNUZ>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            default: store_strip<FP8ORT_E5M2FNUZ>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
+            default: store_strip<FP8ORT_E4M3FN>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
         }
     }
 }
 
-// Whether the strip kernel takes a shape (pointers unchecked when null): 8-channel groups, kernel width 3 or 5,
-// stride 1 or 2 and no dilation along W, the OCP formats (hardware decode), and 32-bit indexing.
+// Whether the strip kernel takes a problem (pointers unchecked when null, the output type when kAnyOutput):
+// 8-channel groups, kernel width 3 or 5, stride 1 or 2 and no dilation along W, 32-bit indexing, and only what the
+// models write (E4M3FN weights; float32, float16 or E4M3FN outputs), which keeps the instantiations (and the build
+// time) to four kernels with three epilogues each; everything else takes the per-pixel kernel.
+constexpr int kAnyOutput = 0;
 bool strip_supported(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow, const void* x,
-                     const void* w) {
-    if (f != FP8ORT_E4M3FN && f != FP8ORT_E5M2) return false;
+                     const void* w, int y_type) {
+    if (f != FP8ORT_E4M3FN) return false;
+    if (y_type != kAnyOutput && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN)
+        return false;
     if (s.in_c % kStripV || (s.kernel_w != 3 && s.kernel_w != 5) || (s.stride_w != 1 && s.stride_w != 2) ||
         s.dilation_w != 1)
         return false;
@@ -364,8 +366,8 @@ template <fp8ort_fp8_format F>
 fp8ort_status launch_depthwise(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
                                int64_t ow, const epilogue_args& ep, hipStream_t stream) {
     constexpr int64_t kLimit = int64_t{1} << 31;
-    if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
-        if (depthwise_variant() == FP8ORT_DEPTHWISE_STRIP && strip_supported(F, s, oh, ow, x, w))
+    if constexpr (F == FP8ORT_E4M3FN) {
+        if (depthwise_variant() == FP8ORT_DEPTHWISE_STRIP && strip_supported(F, s, oh, ow, x, w, ep.y_type))
             return launch_depthwise_strip<F>(x, w, s, oh, ow, ep, stream);
     }
     if (s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * ow * s.out_c < kLimit &&
@@ -457,7 +459,8 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
     if (check_shape("fp8ort_conv_kernel_name", s) != FP8ORT_OK) return "invalid";
     if (is_depthwise(s)) {
         const bool strip = depthwise_variant() == FP8ORT_DEPTHWISE_STRIP &&
-                           strip_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), nullptr, nullptr);
+                           strip_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), nullptr, nullptr,
+                                           kAnyOutput);
         return strip ? "depthwise_strip" : "depthwise";
     }
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
