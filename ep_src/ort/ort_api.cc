@@ -48,7 +48,8 @@ Tensor describe(const OrtValue* value) {
   // the OrtValue's own shape array (API 24, the oldest supported): no type-and-shape object to allocate and free
   const int64_t* dims = nullptr;
   size_t rank = 0;
-  check(g_ort->GetTensorElementTypeAndShapeDataReference(value, &t.type, &dims, &rank), "reading a tensor's type and shape");
+  check(g_ort->GetTensorElementTypeAndShapeDataReference(value, &t.type, &dims, &rank),
+        "reading a tensor's type and shape");
   t.shape.assign(dims, dims + rank);
   t.size = 1;
   for (int64_t d : t.shape) t.size *= d;
