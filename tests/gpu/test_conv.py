@@ -292,13 +292,22 @@ ACTIVATION_EPILOGUES = [
 ]
 
 
-@pytest.mark.parametrize("kernel", [0, 1, "strip"], ids=["auto", "portable", "depthwise_strip"])
+# (GEMM kernel override, depthwise variant, cases): the automatic and portable kernels on every activation case, the
+# depthwise strip kernel on the first depthwise case
+ACTIVATION_KERNELS = [
+    (0, 0, ACTIVATION_CASES),
+    (1, 0, ACTIVATION_CASES),
+    (0, DEPTHWISE_STRIP, [c for c in CASES if is_depthwise(c)][:1]),
+]
+
+
+@pytest.mark.parametrize("kernels", ACTIVATION_KERNELS, ids=["auto", "portable", "depthwise_strip"])
 @pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
-def test_conv_activations(gpu, spec, kernel):
-    depthwise = DEPTHWISE_STRIP if kernel == "strip" else 0
-    for case in ACTIVATION_CASES if kernel != "strip" else [c for c in CASES if is_depthwise(c)][:1]:
+def test_conv_activations(gpu, spec, kernels):
+    kernel, depthwise, cases = kernels
+    for case in cases:
         for cfg in ACTIVATION_EPILOGUES:
-            result = run_conv(gpu, case, cfg, 0 if kernel == "strip" else kernel, activation=spec, depthwise=depthwise)
+            result = run_conv(gpu, case, cfg, kernel, activation=spec, depthwise=depthwise)
             assert result is not None
             got, want, name, abs_sum = result
             print(
