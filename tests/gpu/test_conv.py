@@ -301,10 +301,10 @@ ACTIVATION_KERNELS = [
 ]
 
 
-@pytest.mark.parametrize("kernels", ACTIVATION_KERNELS, ids=["auto", "portable", "depthwise_strip"])
+@pytest.mark.parametrize("row", ACTIVATION_KERNELS, ids=["auto", "portable", "depthwise_strip"])
 @pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
-def test_conv_activations(gpu, spec, kernels):
-    kernel, depthwise, cases = kernels
+def test_conv_activations(gpu, spec, row):
+    kernel, depthwise, cases = row
     for case in cases:
         for cfg in ACTIVATION_EPILOGUES:
             result = run_conv(gpu, case, cfg, kernel, activation=spec, depthwise=depthwise)
