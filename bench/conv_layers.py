@@ -1,11 +1,16 @@
-"""Per-layer GPU time of ResNet-50's convolutions: fp8ort_conv_nhwc (FP8 NHWC, the epilogue ResNet uses) against
-cuDNN FP16 channels_last through PyTorch, and fp8ort_gemm for the 1x1 stride-1 layers (the same product as a GEMM).
-fp8ort's calls get split-K scratch where they ask for it, as the CUDA EP gives it.
+"""Per-layer GPU time of a quantized export's convolutions: fp8ort_conv_nhwc (FP8 NHWC, with the fused activation,
+residual and output type the quantizer chose for that layer) against cuDNN FP16 channels_last through PyTorch (the
+convolution alone), and every sm90a variant of the layer's kernel (GEMM variants for 1x1 stride-1 layers, one or
+two blocks for the implicit-GEMM convolutions, the per-pixel and strip depthwise kernels), plus the same call
+without its activation where the layer has a transcendental one (SiLU, Sigmoid, ...). fp8ort's calls get split-K
+scratch where they ask for it, as the EP gives it.
 
-Shapes come from fp8ort.zoo.resnet50; each unique shape is timed once and weighted by how often the
-model uses it. Median of CUDA-event timings over rotated input buffers.
+Layers come from the model as users export it (torchvision ResNet-50, timm EfficientNet-B0: bench/pytorch_side.py)
+and from fp8ort.quantize's output for it (bench/model_convs.py); each unique layer is timed once and weighted by how
+often the model runs it. Median of CUDA-event timings over rotated input buffers.
 
-    python3 bench/conv_layers.py [--batch 256] [--lib build/libfp8ort_kernels.so] [--json out.json]
+    python3 bench/conv_layers.py [--model resnet50|efficientnet_b0] [--batch 256 32] \
+        [--lib build-gpu/libfp8ort_kernels.so] [--json out.json]
 """
 
 from __future__ import annotations
@@ -18,37 +23,35 @@ import json
 import sys
 from pathlib import Path
 
+import onnx
 import torch
-from onnx import helper, shape_inference
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "gpu"))
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
-from gpu_lib import ConvShape, Epilogue, load_kernels  # noqa: E402
+from gpu_lib import ACTIVATION_CODES, ConvShape, Epilogue, load_kernels  # noqa: E402
+from model_convs import ConvLayer, model_convs  # noqa: E402
 
-from fp8ort import zoo  # noqa: E402
-
-E4M3, F16 = 17, 10
+E4M3, F32 = 17, 1
 NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
+DEPTHWISE_PIXEL, DEPTHWISE_STRIP = 1, 2  # fp8ort_depthwise_variant
 
 
-def resnet50_convs() -> list[tuple[tuple, int]]:
-    """[(c, h, w, m, kh, kw, stride, pad), count] of every Conv in ResNet-50 at batch 1."""
-    model = shape_inference.infer_shapes(zoo.resnet50(batch=1))
-    shapes = {
-        vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        for vi in list(model.graph.value_info) + list(model.graph.input)
-    }
-    inits = {i.name: list(i.dims) for i in model.graph.initializer}
-    counts: collections.Counter = collections.Counter()
-    for node in model.graph.node:
-        if node.op_type != "Conv":
-            continue
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        _, c, h, w = shapes[node.input[0]]
-        m, _, kh, kw = inits[node.input[1]]
-        counts[(c, h, w, m, kh, kw, attrs.get("strides", [1, 1])[0], attrs.get("pads", [0] * 4)[0])] += 1
-    return sorted(counts.items(), key=lambda kv: -kv[1])
+def export_and_quantize(name: str, work: Path) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """The float export and fp8ort.quantize's model of it with the default config (kept in `work` across runs)."""
+    from harness import make_inputs
+    from pytorch_side import export_model
+
+    import fp8ort
+
+    work.mkdir(parents=True, exist_ok=True)
+    fp32, fp8 = work / f"{name}.onnx", work / f"{name}.fp8.onnx"
+    if not fp32.is_file():
+        export_model(name, fp32)
+    if not fp8.is_file():
+        fp8ort.quantize(str(fp32), str(fp8), calibration_data=make_inputs(name, 8, seed=1))
+    return onnx.load(str(fp32)), onnx.load(str(fp8))
 
 
 _WORKSPACE: list = []
@@ -77,178 +80,188 @@ def median_ms(fn, iters: int) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def conv_shape(layer: ConvLayer, batch: int, in_c: int | None = None) -> ConvShape:
+    return ConvShape(
+        batch=batch,
+        in_h=layer.h,
+        in_w=layer.w,
+        in_c=in_c or layer.c,
+        out_c=layer.m,
+        kernel_h=layer.kh,
+        kernel_w=layer.kw,
+        stride_h=layer.stride[0],
+        stride_w=layer.stride[1],
+        pad_top=layer.pads[0],
+        pad_left=layer.pads[1],
+        pad_bottom=layer.pads[2],
+        pad_right=layer.pads[3],
+        dilation_h=layer.dilation[0],
+        dilation_w=layer.dilation[1],
+        group=layer.group,
+    )
+
+
+def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_void_p) -> dict:
+    """One layer's row: fp8ort's automatic choice, its variants, cuDNN FP16."""
+    dev = "cuda"
+    c, h, w, m, kh, kw, g = layer.c, layer.h, layer.w, layer.m, layer.kh, layer.kw, layer.group
+    s = conv_shape(layer, batch)
+    oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
+    xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(NBUF)]
+    wt = (torch.randn(m, c // g, kh, kw, device=dev) * 2).to(torch.float8_e4m3fn)
+    packed = torch.empty(lib.fp8ort_conv_packed_bytes(s), dtype=torch.uint8, device=dev)
+    assert lib.fp8ort_conv_pack_weight(wt.data_ptr(), s, packed.data_ptr(), stream) == 0, lib.fp8ort_gpu_last_error()
+    y = torch.empty(batch, oh, ow, m, dtype=torch.uint8 if layer.fp8_out else torch.float32, device=dev)
+    z = (torch.randn(batch, oh, ow, m, device=dev) * 2).to(torch.float8_e4m3fn) if layer.residual else None
+    one = torch.ones(1, device=dev)
+    wsc = torch.full((m,), 0.01, device=dev)
+    bias = torch.randn(m, device=dev)
+    act = ACTIVATION_CODES[layer.activation]
+
+    def epilogue(activation: int) -> Epilogue:
+        return Epilogue(
+            x_scale=one.data_ptr(),
+            w_scale=wsc.data_ptr(),
+            w_scale_count=m,
+            bias=bias.data_ptr(),
+            z=z.data_ptr() if z is not None else None,
+            z_type=E4M3,
+            z_scale=one.data_ptr() if z is not None else None,
+            y_scale=one.data_ptr(),
+            relu=0,
+            y_type=E4M3 if layer.fp8_out else F32,
+            activation=activation,
+        )
+
+    def conv_call(shape, weights, inputs, ep):
+        def run(i):
+            # split-K scratch as the EP passes it (0 bytes: one pass), sized under the current override
+            nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, shape)
+            st = lib.fp8ort_conv_nhwc_ws(
+                inputs[i % NBUF].data_ptr(),
+                weights.data_ptr(),
+                E4M3,
+                shape,
+                ep,
+                y.data_ptr(),
+                workspace(nbytes),
+                nbytes,
+                stream,
+            )
+            assert st == 0, lib.fp8ort_gpu_last_error()
+
+        return run
+
+    # The EP pads in_c to a multiple of 16 with zero channels (activations and weight) when that gives the wgmma
+    # kernel (the RGB stem): that padded call is the one timed as `ours_ms` then.
+    shape, weights, inputs, padded = s, packed, xs, {}
+    if c % 16 and g == 1:
+        pc = (c + 15) // 16 * 16
+        sp = conv_shape(layer, batch, in_c=pc)
+        if lib.fp8ort_conv_kernel_name(E4M3, sp).decode().startswith("wgmma"):
+            inputs = [torch.nn.functional.pad(x.view(torch.uint8), (0, pc - c)) for x in xs]
+            wp = torch.nn.functional.pad(wt.view(torch.uint8).permute(0, 2, 3, 1), (0, pc - c))
+            weights = torch.empty(lib.fp8ort_conv_packed_bytes(sp), dtype=torch.uint8, device=dev)
+            wp = wp.permute(0, 3, 1, 2).contiguous()
+            assert lib.fp8ort_conv_pack_weight(wp.data_ptr(), sp, weights.data_ptr(), stream) == 0
+            shape, padded = sp, dict(padded_c=pc, unpadded_ms=median_ms(conv_call(s, packed, xs, epilogue(act)), iters))
+
+    ours = conv_call(shape, weights, inputs, epilogue(act))
+    x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
+    w16 = wt.to(torch.float16).contiguous(memory_format=torch.channels_last)
+    sym = layer.pads[0] == layer.pads[2] and layer.pads[1] == layer.pads[3]
+
+    def cudnn(i):
+        torch.nn.functional.conv2d(
+            x16[i % NBUF], w16, None, layer.stride, layer.pads[:2] if sym else 0, layer.dilation, g
+        )
+
+    flop = 2.0 * layer.macs(batch)
+    mbytes = (
+        batch * h * w * c + m * (c // g) * kh * kw + batch * oh * ow * m * (y.element_size() + (z is not None))
+    ) / 1e6
+    row = dict(
+        batch=batch,
+        c=c,
+        h=h,
+        w=w,
+        m=m,
+        k=f"{kh}x{kw}",
+        stride=list(layer.stride),
+        group=g,
+        activation=layer.activation,
+        residual=layer.residual,
+        fp8_out=layer.fp8_out,
+        gflop=round(flop / 1e9, 3),
+        mbytes=round(mbytes, 1),
+        kernel=lib.fp8ort_conv_kernel_name(E4M3, shape).decode(),
+        ours_ms=median_ms(ours, iters),
+        **padded,
+    )
+    if sym:
+        row["cudnn_fp16_ms"] = median_ms(cudnn, iters)
+    if act > 1:  # the same call without its activation: what the activation costs inside the epilogue
+        row["ours_noact_ms"] = median_ms(conv_call(shape, weights, inputs, epilogue(0)), iters)
+    overrides = []
+    if layer.depthwise:
+        for key, variant in (("dw_pixel_ms", DEPTHWISE_PIXEL), ("dw_strip_ms", DEPTHWISE_STRIP)):
+            lib.fp8ort_conv_set_depthwise_variant(variant)
+            row[key.replace("_ms", "_kernel")] = lib.fp8ort_conv_kernel_name(E4M3, shape).decode()
+            row[key] = median_ms(ours, iters)
+        lib.fp8ort_conv_set_depthwise_variant(0)
+    elif row["kernel"].startswith("wgmma"):
+        if layer.pointwise:  # every sm90a GEMM variant, whichever auto picks
+            overrides = [("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)]
+        else:
+            overrides = [("conv_1block_ms", 4), ("conv_2blocks_ms", 5)]
+    for key, override in overrides:
+        lib.fp8ort_gemm_set_kernel_override(override)
+        row[key] = median_ms(ours, iters)
+    lib.fp8ort_gemm_set_kernel_override(0)
+    for key in list(row):
+        if key.endswith("_ms"):
+            row[key] = round(row[key], 4)
+    row["ours_tflops"] = round(flop / row["ours_ms"] / 1e9, 1)
+    row["ours_tbps"] = round(mbytes / row["ours_ms"] / 1e6, 2)  # bytes moved at least once, per second
+    if "cudnn_fp16_ms" in row:
+        row["cudnn_tflops"] = round(flop / row["cudnn_fp16_ms"] / 1e9, 1)
+    return row
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="resnet50", choices=["resnet50", "efficientnet_b0"])
     ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
     ap.add_argument("--batch", type=int, nargs="+", default=[256, 32])
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--work", default="/tmp/fp8ort_conv_layers", help="where the export and its quantized model go")
     ap.add_argument("--json")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
+    fp32, fp8 = export_and_quantize(args.model, Path(args.work))
+    layers, left_float = model_convs(fp32, fp8)
+    if left_float:
+        print(f"left in float by the quantizer, not timed: {', '.join(left_float)}", flush=True)
     lib = load_kernels(Path(args.lib))
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    dev = "cuda"
     rows = []
     for batch in args.batch:
         totals = collections.Counter()
-        for (c, h, w, m, kh, kw, stride, pad), count in resnet50_convs():
-            s = ConvShape(
-                batch=batch,
-                in_h=h,
-                in_w=w,
-                in_c=c,
-                out_c=m,
-                kernel_h=kh,
-                kernel_w=kw,
-                stride_h=stride,
-                stride_w=stride,
-                pad_top=pad,
-                pad_left=pad,
-                pad_bottom=pad,
-                pad_right=pad,
-                dilation_h=1,
-                dilation_w=1,
-                group=1,
-            )
-            oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
-            xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(NBUF)]
-            wt = (torch.randn(m, c, kh, kw, device=dev) * 2).to(torch.float8_e4m3fn)
-            packed = torch.empty(lib.fp8ort_conv_packed_bytes(s), dtype=torch.uint8, device=dev)
-            assert lib.fp8ort_conv_pack_weight(wt.data_ptr(), s, packed.data_ptr(), stream) == 0
-            y = torch.empty(batch, oh, ow, m, dtype=torch.uint8, device=dev)
-            one = torch.ones(1, device=dev)
-            wsc = torch.full((m,), 0.01, device=dev)
-            bias = torch.randn(m, device=dev)
-            ep = Epilogue(
-                x_scale=one.data_ptr(),
-                w_scale=wsc.data_ptr(),
-                w_scale_count=m,
-                bias=bias.data_ptr(),
-                y_scale=one.data_ptr(),
-                relu=1,
-                y_type=E4M3,
-            )
-
-            def ours(i, xs=xs, packed=packed, s=s, ep=ep, y=y):
-                # split-K scratch as the CUDA EP passes it (0 bytes: one pass); sized under the current override
-                nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, s)
-                ws = workspace(nbytes)
-                st = lib.fp8ort_conv_nhwc_ws(
-                    xs[i % NBUF].data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), ws, nbytes, stream
-                )
-                assert st == 0, lib.fp8ort_gpu_last_error()
-
-            x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
-            w16 = wt.to(torch.float16).contiguous(memory_format=torch.channels_last)
-
-            def cudnn(i, x16=x16, w16=w16, stride=stride, pad=pad):
-                torch.nn.functional.conv2d(x16[i % NBUF], w16, None, stride, pad)
-
-            # The CUDA-EP kernel pads in_c to a multiple of 16 with zero channels (activations and weight) when
-            # that gives the wgmma kernel (the RGB stem); time that too, without the padding quantize itself.
-            padded = {}
-            if c % 16:
-                pc = (c + 15) // 16 * 16
-                sp = ConvShape(**{f: getattr(s, f) for f, _ in ConvShape._fields_})
-                sp.in_c = pc
-                if lib.fp8ort_conv_kernel_name(E4M3, sp).decode().startswith("wgmma"):
-                    xps = [torch.nn.functional.pad(x.view(torch.uint8), (0, pc - c)) for x in xs]
-                    wp = torch.nn.functional.pad(wt.view(torch.uint8).permute(0, 2, 3, 1), (0, pc - c))
-                    packed_p = torch.empty(lib.fp8ort_conv_packed_bytes(sp), dtype=torch.uint8, device=dev)
-                    wp = wp.permute(0, 3, 1, 2).contiguous()
-                    assert lib.fp8ort_conv_pack_weight(wp.data_ptr(), sp, packed_p.data_ptr(), stream) == 0
-
-                    def ours_padded(i, xps=xps, packed_p=packed_p, sp=sp, ep=ep, y=y):
-                        nbytes = lib.fp8ort_conv_workspace_bytes(E4M3, sp)
-                        st = lib.fp8ort_conv_nhwc_ws(
-                            xps[i % NBUF].data_ptr(),
-                            packed_p.data_ptr(),
-                            E4M3,
-                            sp,
-                            ep,
-                            y.data_ptr(),
-                            workspace(nbytes),
-                            nbytes,
-                            stream,
-                        )
-                        assert st == 0, lib.fp8ort_gpu_last_error()
-
-                    padded = dict(
-                        padded_c=pc,
-                        padded_kernel=lib.fp8ort_conv_kernel_name(E4M3, sp).decode(),
-                        ours_padded_ms=median_ms(ours_padded, args.iters),
-                    )
-
-            flop = 2.0 * batch * oh * ow * m * c * kh * kw
-            row = dict(
-                batch=batch,
-                c=c,
-                h=h,
-                w=w,
-                m=m,
-                k=f"{kh}x{kw}",
-                stride=stride,
-                count=count,
-                gflop=round(flop / 1e9, 2),
-                kernel=lib.fp8ort_conv_kernel_name(E4M3, s).decode(),
-                ours_ms=median_ms(ours, args.iters),
-                cudnn_fp16_ms=median_ms(cudnn, args.iters),
-                **padded,
-            )
-            if row["kernel"].startswith("wgmma") and not (kh == kw == 1 and stride == 1):
-                for key, override in (("conv_1block_ms", 4), ("conv_2blocks_ms", 5)):
-                    lib.fp8ort_gemm_set_kernel_override(override)
-                    row[key] = median_ms(ours, args.iters)
-                lib.fp8ort_gemm_set_kernel_override(0)
-            if kh == kw == 1 and stride == 1:
-                mm = batch * h * w
-
-                def gemm(i, xs=xs, packed=packed, mm=mm, m=m, c=c, ep=ep, y=y):
-                    nbytes = lib.fp8ort_gemm_workspace_bytes(E4M3, mm, m, c)
-                    st = lib.fp8ort_gemm_ws(
-                        xs[i % NBUF].data_ptr(),
-                        packed.data_ptr(),
-                        E4M3,
-                        mm,
-                        m,
-                        c,
-                        ep,
-                        y.data_ptr(),
-                        workspace(nbytes),
-                        nbytes,
-                        stream,
-                    )
-                    assert st == 0, lib.fp8ort_gpu_last_error()
-
-                row["ours_gemm_ms"] = median_ms(gemm, args.iters)
-                row["gemm_kernel"] = lib.fp8ort_gemm_kernel_name(E4M3, mm, m, c).decode()
-                if row["gemm_kernel"].startswith("wgmma"):  # every sm90a variant, whichever auto picks
-                    for key, override in (("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)):
-                        lib.fp8ort_gemm_set_kernel_override(override)
-                        row[key] = median_ms(gemm, args.iters)
-                    lib.fp8ort_gemm_set_kernel_override(0)
-            for key in (
-                "ours_ms",
-                "cudnn_fp16_ms",
-                "ours_gemm_ms",
-                "gemm_1block_ms",
-                "gemm_2blocks_ms",
-                "gemm_stream_ms",
-                "conv_1block_ms",
-                "conv_2blocks_ms",
-                "ours_padded_ms",
-            ):
-                if key in row:
-                    row[key] = round(row[key], 4)
-                    totals[key] += row[key] * count
-            totals["best_ours_ms"] += (
-                min(row["ours_ms"], row.get("ours_gemm_ms", 1e9), row.get("ours_padded_ms", 1e9)) * count
-            )
-            row["ours_tflops"] = round(flop / row["ours_ms"] / 1e9, 1)
-            row["cudnn_tflops"] = round(flop / row["cudnn_fp16_ms"] / 1e9, 1)
+        by_kind = collections.Counter()
+        for layer, count in layers:
+            row = time_layer(lib, layer, batch, args.iters, stream)
+            row["count"] = count
+            for key, value in row.items():
+                if key.endswith("_ms") and key != "unpadded_ms":
+                    totals[key] += value * count
+            best = min(v for k, v in row.items() if k.endswith("_ms") and k not in ("cudnn_fp16_ms", "ours_noact_ms"))
+            totals["best_ours_ms"] += best * count
+            kind = "depthwise" if layer.depthwise else ("pointwise" if layer.pointwise else "conv")
+            by_kind[f"{kind}_ours_ms"] += row["ours_ms"] * count
             rows.append(row)
             print(json.dumps(row), flush=True)
-            del xs, x16
+            torch.cuda.empty_cache()
+        totals.update(by_kind)
         summary = ", ".join(f"{k}={v:.3f}" for k, v in totals.items())
         print(f"batch {batch}: sum over the model's convs (ms): {summary}", flush=True)
         rows.append(dict(batch=batch, totals={k: round(v, 3) for k, v in totals.items()}))
@@ -256,12 +269,13 @@ def main() -> int:
         Path(args.json).write_text(
             json.dumps(
                 dict(
-                    benchmark="ResNet-50 conv layers: fp8ort_conv_nhwc (E4M3 in/out, bias, relu) "
-                    "vs cuDNN FP16 channels_last",
+                    benchmark=f"{args.model} conv layers (export + fp8ort.quantize defaults): fp8ort_conv_nhwc with "
+                    "each layer's epilogue vs cuDNN FP16 channels_last (convolution alone)",
                     command=" ".join(["python3", *sys.argv]),
                     gpu=torch.cuda.get_device_name(),
                     torch=torch.__version__,
                     date=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                    left_in_float=left_float,
                     results=rows,
                 ),
                 indent=1,

@@ -102,16 +102,25 @@ fp8ort_status current_gpu_arch(int* arch) {
     return FP8ORT_OK;
 }
 
-int gemm_kernel_override() { return g_kernel_override.load(); }
+// A one-digit override value from the environment in [lo, hi], else 0 (unset or anything else: no override).
+static int override_from_env(const char* name, char lo, char hi) {
+    const char* v = getenv(name);
+    return v && v[0] >= lo && v[0] <= hi && v[1] == '\0' ? v[0] - '0' : 0;
+}
+
+int gemm_kernel_override() {
+    // FP8ORT_GEMM_KERNEL=1..6 is fp8ort_gemm_set_kernel_override's value for a library loaded by ORT, where that
+    // cannot be called: whole-model A/B runs of the GEMM variants (read once; the call takes precedence).
+    static const int from_env = override_from_env("FP8ORT_GEMM_KERNEL", '1', '6');
+    const int which = g_kernel_override.load();
+    return which != 0 ? which : from_env;
+}
 
 int conv_kernel_override() {
     // FP8ORT_CONV_KERNEL=4|5 (one or two blocks per multiprocessor) forces the sm90a convolution variant in a library
-    // loaded by ORT, where fp8ort_gemm_set_kernel_override cannot be called: the bench's A/B of the two variants.
-    static const int from_env = [] {
-        const char* v = getenv("FP8ORT_CONV_KERNEL");
-        return v && (v[0] == '4' || v[0] == '5') && v[1] == '\0' ? v[0] - '0' : 0;
-    }();
-    const int which = g_kernel_override.load();
+    // loaded by ORT: the bench's A/B of the two variants.
+    static const int from_env = override_from_env("FP8ORT_CONV_KERNEL", '4', '5');
+    const int which = gemm_kernel_override();
     return which != 0 ? which : from_env;
 }
 
@@ -164,7 +173,7 @@ sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
 }
 
 extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
-    const int which = g_kernel_override.load();
+    const int which = gemm_kernel_override();
     if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k)) {
         switch (sm90_variant_for(which, k, n)) {
             case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
@@ -183,7 +192,7 @@ extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t
 // The sm90a variant and K splits fp8ort_gemm_ws uses for this problem (splits 1 when it does not take the sm90a
 // kernel or does not split).
 static bool sm90_plan(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k, sm90_variant* variant, int* splits) {
-    const int which = g_kernel_override.load();
+    const int which = gemm_kernel_override();
     if (which == 1 || !device_is_sm90() || !sm90_can_run(format, m, n, k)) return false;
     *variant = sm90_variant_for(which, k, n);
     *splits = m > 0 ? sm90_gemm_splits(m, n, k, *variant) : 1;
@@ -217,11 +226,11 @@ extern "C" fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed, fp8
     const hipStream_t s = as_stream(stream);
     const uint8_t* a8 = static_cast<const uint8_t*>(a);
     const uint8_t* b8 = static_cast<const uint8_t*>(b_packed);
-    const int which = g_kernel_override.load();
     sm90_variant variant = sm90_variant::one_block;
     int splits = 1;
     const bool sm90 = sm90_plan(format, m, n, k, &variant, &splits);
-    if (which >= 2 && !sm90)
+    // a test's explicit request for an sm90a variant fails here; FP8ORT_GEMM_KERNEL (whole models) falls back
+    if (g_kernel_override.load() >= 2 && !sm90)
         return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
                     "float8e4m3fn/e5m2 and K %% 16 == 0)", op);
     if (sm90) {

@@ -159,7 +159,9 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes),
  * 4 = the sm90a kernel with one block per multiprocessor, 5 = with two, 6 = the streaming sm90a kernel (two blocks
  * per multiprocessor, each walking several tiles; GEMM only: for convolutions 6 picks as 0). 2 picks by K and N:
- * streaming for K <= 512, two blocks for K <= 128 with N > 64, one block for longer K. */
+ * streaming for K <= 512, two blocks for K <= 128 with N > 64, one block for longer K. Where this is 0, the
+ * environment variable FP8ORT_GEMM_KERNEL=1..6 (read once) sets the same value for a library loaded by ORT (whole-
+ * model A/B runs); a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never

@@ -28,8 +28,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def kernels():
-    path = Path(os.environ.get("FP8ORT_KERNELS_LIB", DEFAULT_LIB))
+def kernels_path() -> Path:
+    return Path(os.environ.get("FP8ORT_KERNELS_LIB", DEFAULT_LIB))
+
+
+@pytest.fixture(scope="session")
+def kernels(kernels_path):
+    path = kernels_path
     if not path.is_file():
         pytest.skip(f"{path} not built (cmake -DFP8ORT_GPU=cuda -DFP8ORT_KERNEL_TEST_LIB=ON)")
     try:

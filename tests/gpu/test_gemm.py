@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from gpu_helpers import (
@@ -184,6 +189,43 @@ def test_gemm_split_k(gpu, shape, kernel):
         got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
         assert name.endswith("+split_k")
         check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum)
+
+
+# FP8ORT_GEMM_KERNEL: the override for a library loaded by ORT (read once per process, hence a subprocess). It
+# picks the variant where the sm90a kernel can run and falls back where it cannot (K % 16 != 0), where the explicit
+# call fails instead; the results stay those of the reference either way.
+ENV_OVERRIDE_SCRIPT = """
+import sys
+sys.path[:0] = [{gpu_dir!r}, {root!r}]
+import numpy as np
+from gpu_lib import Runtime, load_kernels
+from test_gemm import EPILOGUES, run_gemm
+from gpu_helpers import check_output
+from fp8ort import numerics as nx
+lib, rt = load_kernels({lib!r}), Runtime()
+for m, n, k in [(8200, 1000, 96), (300, 50, 24)]:
+    got, want, name, abs_sum = run_gemm((lib, rt), nx.E4M3FN, m, n, k, EPILOGUES[2], trans_b=False, kernel=0)
+    check_output(got, want, EPILOGUES[2][-1], name, abs_sum=abs_sum)
+    print(m, n, k, name)
+"""
+
+
+@pytest.mark.parametrize(
+    "value, want", [("6", "wgmma_sm90a_stream"), ("5", "wgmma_sm90a_2blocks"), ("1", "mma_sync")], ids=str
+)
+def test_gemm_kernel_from_environment(gpu, kernels_path, value, want):
+    lib, _ = gpu
+    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, 8200, 1000, 96).startswith(b"wgmma"):
+        pytest.skip("no sm90a kernel on this device")
+    here = Path(__file__).resolve().parent
+    script = ENV_OVERRIDE_SCRIPT.format(gpu_dir=str(here), root=str(here.parents[1]), lib=str(kernels_path))
+    env = dict(os.environ, FP8ORT_GEMM_KERNEL=value)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.split("\n")
+    assert any(line.startswith("8200 1000 96 ") and line.endswith(" " + want) for line in lines), out.stdout
+    # K = 24: no TMA rows of 24 bytes, so every value falls back to the portable kernel
+    assert any(line == "300 50 24 mma_sync" for line in lines), out.stdout
 
 
 @pytest.mark.parametrize("fmt", [nx.E4M3FN, nx.E5M2], ids=str)
