@@ -1,5 +1,5 @@
 // FP8Attention on the GPU: multi-head attention over [B, S, H*D] projections in one pass (docs/operators.md).
-// One block per (64 or 32 query rows, head, batch); key/value tiles stream through shared memory and the softmax is
+// One block per (64, 32 or 16 query rows, head, batch); key/value tiles stream through shared memory and the softmax is
 // kept online (running maximum and sum per row), so the [S, T] scores never reach memory and no head transposes are
 // needed. float32 arithmetic on the vector units (no tensor cores): the same rounding class as the unfused float32
 // graph it replaces. Logical warps of 32 lanes (two per wavefront on wave64 AMD GPUs; xor shuffles below 32).
@@ -10,6 +10,7 @@
 // for DMAX / 32 output columns per lane. Tiles are loaded 16 bytes per thread where D % 4 == 0.
 #include <math.h>
 
+#include "fp8_epilogue_apply.h"  // multiprocessors()
 #include "fp8_numerics.h"
 #include "fp8_status.h"
 #include "onnx_nn_device.h"  // nn::shfl_xor: xor masks below 32 stay inside a logical warp on wave64 too
@@ -254,8 +255,16 @@ fp8ort_status launch_attention(const float* q, const float* k, const float* v, c
 template <class Out>
 fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v, const float* bias,
                                  const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
-    if (p.d <= 64) return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
-    return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);                // 49 KB smem
+    if (p.d <= 64) {
+        // Fewer 64-row blocks than two per multiprocessor (small batches: BERT-base at batch 1 has 2 x 12 of them
+        // for 132 multiprocessors, each a serial walk over every key): 16-row blocks, four times as many. A row's
+        // keys go through the same 64-key tiles in the same order in both, so the outputs are the same bits.
+        const int64_t blocks = (p.s + 63) / 64 * p.h * p.b;
+        if (blocks < 2 * static_cast<int64_t>(multiprocessors()))
+            return launch_attention<64, 2, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 37 KB smem
+        return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
+    }
+    return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
 }
 
 }  // namespace

@@ -73,6 +73,14 @@ __device__ inline __noinline__ float apply_activation(int act, float alpha, floa
     return activation_value(act, alpha, beta, y);
 }
 
+// Four values per call (the tile epilogues' quads): a quarter of the calls, and four independent evaluations the
+// compiler interleaves (the transcendental activations are latency chains: ex2/rcp, erfc). Each value is
+// activation_value's, so the bits are those of the call per element.
+__device__ inline __noinline__ float4 apply_activation4(int act, float alpha, float beta, float4 v) {
+    return make_float4(activation_value(act, alpha, beta, v.x), activation_value(act, alpha, beta, v.y),
+                       activation_value(act, alpha, beta, v.z), activation_value(act, alpha, beta, v.w));
+}
+
 __device__ __forceinline__ float decode_any(uint8_t v, fp8ort_dtype t) {
     switch (t) {
         case FP8ORT_E4M3FN: return decode_fp8<FP8ORT_E4M3FN>(v);
@@ -110,24 +118,21 @@ __device__ __forceinline__ column_consts load_column(const epilogue_args& p, int
     return c;
 }
 
-// The float32 value of one output before its cast: z is Z's element already scaled by z_scale (unused without Z).
-// kInlineAct: the activation inlined (activation_value) instead of called (apply_activation); the same values.
-template <bool kInlineAct = false>
-__device__ __forceinline__ float epilogue_value(const epilogue_args& p, const column_consts& c, float acc, float z) {
+// The float32 value of one output before its activation: z is Z's element already scaled by z_scale (unused
+// without Z).
+__device__ __forceinline__ float epilogue_linear(const epilogue_args& p, const column_consts& c, float acc, float z) {
     float y = fp8ort_add_rn(acc, 0.0f);  // an all-(-0) sum is +0, as in the reference
     y = fp8ort_mul_rn(y, c.scale);
     if (p.bias) y = fp8ort_add_rn(y, c.bias);
     if (p.z) y = fp8ort_add_rn(y, z);
-    if (p.relu) {
-        y = y < 0.0f ? 0.0f : y;
-    } else if (p.act != FP8ORT_ACT_NONE) {
-        if constexpr (kInlineAct) {
-            y = activation_value(p.act, p.act_alpha, p.act_beta, y);
-        } else {
-            y = apply_activation(p.act, p.act_alpha, p.act_beta, y);
-        }
-    }
     return y;
+}
+
+// The float32 value of one output before its cast.
+__device__ __forceinline__ float epilogue_value(const epilogue_args& p, const column_consts& c, float acc, float z) {
+    const float y = epilogue_linear(p, c, acc, z);
+    if (p.relu) return y < 0.0f ? 0.0f : y;
+    return p.act != FP8ORT_ACT_NONE ? apply_activation(p.act, p.act_alpha, p.act_beta, y) : y;
 }
 
 // Apply the epilogue to one accumulator and store it at (row, col) (col is the global output column).
@@ -153,7 +158,8 @@ __device__ __forceinline__ void epilogue_store(const epilogue_args& p, const col
 // The matrix kernels write their float32 accumulators for a tile (or half a tile) to shared memory, then every
 // thread of the block takes 4 consecutive columns of one row at a time: the per-column constants are read once
 // per thread, the scalars once per block, Z is read and Y written 4 elements per access where alignment allows.
-// Each element goes through epilogue_value, as in epilogue_store, so both give the same bits.
+// Each element goes through epilogue_linear and then the activation as epilogue_value applies it (epilogue_store), so
+// both give the same bits.
 
 struct epilogue_scalars {
     float z_scale;       // used only when p.z_scale is set
@@ -229,14 +235,35 @@ __device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_div
 // The epilogue of 4 consecutive columns of one output row at element offset idx for output type Y (an fp8ort_dtype
 // value): v holds the accumulators of the columns, cc their constants; only `count` columns exist, `vec_y` /
 // `vec_z`: Y / Z are accessed 4 elements at a time (idx % 4 == 0, 16-byte aligned base pointers).
-template <int Y, bool kInlineAct = false>
+template <int Y, bool kInlineAct = false, bool kActQuad = false>
 __device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epilogue_scalars& sc,
                                               const column_consts (&cc)[4], float (&v)[4], int64_t idx, int count,
                                               bool vec_y, bool vec_z) {
     float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (p.z) load_z4(p, sc, idx, count, vec_z, z);
+    // the activation as epilogue_value applies it: a call per value (the portable GEMM: its 128-register budget
+    // spills more around a four-value call), inlined (kInlineAct), or one call for the four values (kActQuad: where
+    // the caller's registers are free, after a tile's accumulators went to shared memory)
+    if constexpr (!kInlineAct && !kActQuad) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) v[e] = epilogue_value<kInlineAct>(p, cc[e], v[e], z[e]);
+        for (int e = 0; e < 4; ++e) v[e] = epilogue_value(p, cc[e], v[e], z[e]);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) v[e] = epilogue_linear(p, cc[e], v[e], z[e]);
+        if (p.relu) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[e] = v[e] < 0.0f ? 0.0f : v[e];
+        } else if (p.act != FP8ORT_ACT_NONE) {
+            if constexpr (kInlineAct) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) v[e] = activation_value(p.act, p.act_alpha, p.act_beta, v[e]);
+            } else {
+                const float4 a =
+                    apply_activation4(p.act, p.act_alpha, p.act_beta, make_float4(v[0], v[1], v[2], v[3]));
+                v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+            }
+        }
+    }
     if constexpr (Y == FP8ORT_FLOAT) {
         float* out = static_cast<float*>(p.y) + idx;
         if (vec_y) {
@@ -275,7 +302,7 @@ __device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epil
 
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
 // parallelism: the epilogue runs with few warps per multiprocessor.
-template <int Y>
+template <int Y, bool kActQuad>
 __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, const epilogue_scalars& sc, const float* s, int ld_s,
                                               int r_begin, int r_end, int r_step, int c, int count, int64_t row0,
                                               int64_t gcol, const column_consts (&cc)[4], bool vec_y, bool vec_z) {
@@ -286,14 +313,15 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
     for (int r = r_begin; r < r_end; r += r_step, idx += idx_step) {
         const float4 a4 = *reinterpret_cast<const float4*>(s + r * ld_s + c);
         float v[4] = {a4.x, a4.y, a4.z, a4.w};
-        epilogue_quad<Y>(p, sc, cc, v, idx, count, vec_y, vec_z);
+        epilogue_quad<Y, false, kActQuad>(p, sc, cc, v, idx, count, vec_y, vec_z);
     }
 }
 
 // Apply the epilogue to a tile_rows x kCols float tile in shared memory (row stride ld_s floats, 16-byte aligned
 // rows) and store it at output rows row0.. and global columns gcol0..; only rows_left rows and cols_left columns
 // of the tile exist. Called by all kThreads threads of the block (tid = 0 .. kThreads-1), no barrier inside.
-template <int kCols, int kThreads>
+// kActQuad: a transcendental activation as one call per four values (epilogue_quad), for callers with free registers.
+template <int kCols, int kThreads, bool kActQuad = false>
 __device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const float* s, int ld_s, int tile_rows,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left,
                                               int tid) {
@@ -315,25 +343,25 @@ __device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const floa
     constexpr int r_step = kThreads / kThreadsPerRow;
     switch (p.y_type) {
         case FP8ORT_FLOAT:
-            epilogue_rows<FP8ORT_FLOAT>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_FLOAT, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
         case FP8ORT_FLOAT16:
-            epilogue_rows<FP8ORT_FLOAT16>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_FLOAT16, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
         case FP8ORT_BFLOAT16:
-            epilogue_rows<FP8ORT_BFLOAT16>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_BFLOAT16, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
         case FP8ORT_E4M3FN:
-            epilogue_rows<FP8ORT_E4M3FN>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_E4M3FN, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
         case FP8ORT_E5M2:
-            epilogue_rows<FP8ORT_E5M2>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_E5M2, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
         case FP8ORT_E4M3FNUZ:
-            epilogue_rows<FP8ORT_E4M3FNUZ>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_E4M3FNUZ, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
         default:
-            epilogue_rows<FP8ORT_E5M2FNUZ>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
+            epilogue_rows<FP8ORT_E5M2FNUZ, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
     }
 }

@@ -1,9 +1,14 @@
-// The epilogue as a kernel of its own, over float32 accumulators another library produced (the cuBLASLt route).
+// The epilogue as a kernel of its own, over float32 accumulators another library produced (the cuBLASLt route),
+// and the device's multiprocessor count the launches share.
 #pragma once
 
 #include "fp8_epilogue.h"
 
 namespace fp8ort {
+
+// Multiprocessors (compute units on AMD) of the current device, looked up once per device (128 if the runtime does
+// not say): what launches size their grids by.
+int multiprocessors();
 
 // Y = epilogue(acc) for acc[m, n] with row stride ld_acc (elements); `ep` from make_epilogue_args (ld = n).
 // splits > 1: acc holds that many partial sums `slice` elements apart, added in order (split-K) first.

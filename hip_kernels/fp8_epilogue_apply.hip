@@ -7,6 +7,7 @@
 // launching a block per row (BERT-base at batch 32: 72 launches of 4,096 rows of 768 to 3,072 columns).
 #include "fp8_epilogue_apply.h"
 
+#include <atomic>
 #include <type_traits>
 
 namespace fp8ort {
@@ -58,19 +59,22 @@ void launch_typed(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const 
                                                                   vec_z);
 }
 
+}  // namespace
+
 int multiprocessors() {
-    static const int count = [] {
-        int dev = 0, sms = 0;
-        if (hipGetDevice(&dev) != hipSuccess ||
-            hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess || sms < 1) {
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> cache[kMaxDevices];
+    int dev = 0;
+    if (hipGetDevice(&dev) != hipSuccess || dev < 0 || dev >= kMaxDevices) return 128;
+    int sms = cache[dev].load();
+    if (sms <= 0) {
+        if (hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess || sms < 1) {
             return 128;
         }
-        return sms;
-    }();
-    return count;
+        cache[dev].store(sms);
+    }
+    return sms;
 }
-
-}  // namespace
 
 fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const epilogue_args& ep,
                                     hipStream_t stream, const char* op, int splits, int64_t slice) {

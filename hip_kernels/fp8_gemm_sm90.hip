@@ -11,8 +11,6 @@
 #include "fp8_epilogue_apply.h"
 #include "fp8_conv_source.h"
 
-#include <atomic>
-
 #if defined(FP8ORT_CUDA)
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -244,7 +242,7 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
         }
     }
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    epilogue_tile<BN, 256>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, consumer * 128 + t);
+    epilogue_tile<BN, 256, true>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, consumer * 128 + t);
 }
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
@@ -437,7 +435,7 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
         if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
         else asm volatile("bar.sync 2, 128;\n" ::: "memory");
         const int64_t row0 = static_cast<int64_t>(tm) * kBm + wg * 64;
-        epilogue_tile<BN, 128>(ep, mine, kLd, 64, row0, ep.col_offset + static_cast<int64_t>(tn) * BN, m - row0,
+        epilogue_tile<BN, 128, true>(ep, mine, kLd, 64, row0, ep.col_offset + static_cast<int64_t>(tn) * BN, m - row0,
                                n - static_cast<int64_t>(tn) * BN, t);
     }
 #else
@@ -565,25 +563,11 @@ fp8ort_status make_map(CUtensorMap* map, const uint8_t* base, int64_t rows, int6
     return FP8ORT_OK;
 }
 
-// Multiprocessors of the current device, looked up once per device.
-int sm_count() {
-    constexpr int kMaxDevices = 64;
-    static std::atomic<int> cache[kMaxDevices];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 132;
-    int v = cache[dev].load();
-    if (v <= 0) {
-        if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || v <= 0) v = 132;
-        cache[dev].store(v);
-    }
-    return v;
-}
-
 // K splits for `tiles` output tiles of `k_tiles` k-tiles each, `per_sm` blocks per multiprocessor: as many as
 // keep every split within one wave of blocks, at least 4 k-tiles per split, at most kMaxSplits.
 constexpr int kMaxSplits = 16;
 int split_count(int64_t tiles, int64_t k_tiles, int per_sm) {
-    const int64_t slots = static_cast<int64_t>(sm_count()) * per_sm;
+    const int64_t slots = static_cast<int64_t>(multiprocessors()) * per_sm;
     int64_t splits = tiles > 0 ? slots / tiles : 1;
     if (splits > k_tiles / 4) splits = k_tiles / 4;
     if (splits > kMaxSplits) splits = kMaxSplits;
@@ -632,7 +616,7 @@ fp8ort_status launch_stream(const uint8_t* a, const uint8_t* b, int64_t m, int64
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a streaming kernel"));
     const int64_t tiles = ((m + kBm - 1) / kBm) * ((n + BN - 1) / BN);
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
-    const int64_t slots = static_cast<int64_t>(sm_count()) * 2;  // two resident blocks per multiprocessor
+    const int64_t slots = static_cast<int64_t>(multiprocessors()) * 2;  // two resident blocks per multiprocessor
     const unsigned blocks = static_cast<unsigned>(tiles < slots ? tiles : slots);
     gemm_sm90_stream_kernel<F, BN><<<blocks, tile::kThreads, tile::kSmem, stream>>>(map_a, map_b, m, n, k, ep);
     return check_launch("fp8ort_gemm (wgmma_sm90a_stream)");

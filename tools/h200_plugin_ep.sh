@@ -18,6 +18,11 @@
 #            Compute calls and the rest, and the Memcpy nodes ORT inserted (HOST_MODELS, default "bert efficientnet_b0")
 #   ab-depthwise  EfficientNet-B0 through the plugin EP with FP8ORT_DEPTHWISE=pixel, =strip, =pixel, =strip (one
 #            process each, so the machine's drift shows between the two pixel runs): ab_depthwise_<variant><i>.json
+#   layers   bench/conv_layers.py per model of LAYER_MODELS (default "efficientnet_b0 resnet50"), batch LAYER_BATCHES
+#            (default 256): every convolution alone with each kernel variant, without its activation, and cuDNN FP16:
+#            layers_<model>.json / .log
+#   ab-gemm  EfficientNet-B0 through the plugin EP with FP8ORT_GEMM_KERNEL unset (auto), =5 (two blocks), =6
+#            (streaming), auto again: ab_gemm_<variant>.json (AB_MODEL picks another model)
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
 #            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
@@ -60,6 +65,23 @@ for step in $steps; do
             grep -E "batch" "$o/ab_depthwise_$run.log" | sed "s/^/$run: /" | head -6
         done
         cat "$o"/ab_depthwise_*.log > "$o/ab-depthwise.log" ;;
+    layers)
+        rc=0
+        for m in ${LAYER_MODELS:-efficientnet_b0 resnet50}; do
+            timeout "${LAYERS_TIMEOUT:-280}" python3 bench/conv_layers.py --model "$m" --lib "$FP8ORT_KERNELS_LIB" \
+                --batch ${LAYER_BATCHES:-256} --json "$o/layers_$m.json" > "$o/layers_$m.log" 2>&1 || rc=$?
+            grep -E "^batch|left in float|Error" "$o/layers_$m.log" | head -5
+        done
+        cat "$o"/layers_*.log > "$o/layers.log" ;;
+    ab-gemm)
+        rc=0
+        for run in auto1 5 6 auto2; do
+            v="${run#auto?}"; [ "${run#auto}" != "$run" ] && v=""
+            FP8ORT_GEMM_KERNEL="$v" timeout "${AB_TIMEOUT:-200}" python3 bench/plugin_ep_gpu.py --models "${AB_MODEL:-efficientnet_b0}" \
+                --systems fp8ort --runs 10 --batches ${AB_BATCHES:-32 256} --out "$o/ab_gemm_$run.json" > "$o/ab_gemm_$run.log" 2>&1 || rc=$?
+            grep -E "batch" "$o/ab_gemm_$run.log" | sed "s/^/gemm $run: /" | head -6
+        done
+        cat "$o"/ab_gemm_*.log > "$o/ab-gemm.log" ;;
     ep)
         timeout "${EP_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider tests/ep -k "${EP_TESTS:-gpu}" \
             > "$o/ep_tests.log" 2>&1
