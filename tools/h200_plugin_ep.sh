@@ -16,13 +16,15 @@
 #            (BENCH_ARGS: more arguments, e.g. "--models bert")
 #   host     bench/host_overhead.py with FP8ORT_HOST_TIMING=1: a batch-1 run without graphs split between fp8ort's
 #            Compute calls and the rest, and the Memcpy nodes ORT inserted (HOST_MODELS, default "bert efficientnet_b0")
-#   ab-depthwise  EfficientNet-B0 through the plugin EP with FP8ORT_DEPTHWISE=pixel, =strip, =pixel, =strip (one
-#            process each, so the machine's drift shows between the two pixel runs): ab_depthwise_<variant><i>.json
+#   ab       one model through the plugin EP once per value of an environment variable, one process each, in the
+#            order given (repeat a value to see the machine's drift): AB_VAR (default FP8ORT_GEMM_KERNEL), AB_VALUES
+#            (default "auto 5 6 auto"; auto leaves the variable unset), AB_MODEL (default efficientnet_b0),
+#            AB_BATCHES (default "32 256"): ab_<var>_<i>_<value>.json. The depthwise A/B: AB_VAR=FP8ORT_DEPTHWISE
+#            AB_VALUES="pixel strip pixel strip"; BERT's attention blocks: AB_VAR=FP8ORT_ATTENTION_ROWS
+#            AB_VALUES="64 16 64 16" AB_MODEL=bert AB_BATCHES="1 8 32"
 #   layers   bench/conv_layers.py per model of LAYER_MODELS (default "efficientnet_b0 resnet50"), batch LAYER_BATCHES
 #            (default 256): every convolution alone with each kernel variant, without its activation, and cuDNN FP16:
 #            layers_<model>.json / .log
-#   ab-gemm  EfficientNet-B0 through the plugin EP with FP8ORT_GEMM_KERNEL unset (auto), =5 (two blocks), =6
-#            (streaming), auto again: ab_gemm_<variant>.json (AB_MODEL picks another model)
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
 #            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
@@ -57,14 +59,16 @@ for step in $steps; do
             grep -E "median of rounds|Memcpy|^  all" "$o/host_$m.log" | head -12
         done
         cat "$o"/host_*.log > "$o/host.log" ;;
-    ab-depthwise)
-        rc=0
-        for run in pixel1 strip1 pixel2 strip2; do
-            FP8ORT_DEPTHWISE="${run%?}" timeout "${AB_TIMEOUT:-200}" python3 bench/plugin_ep_gpu.py --models efficientnet_b0 \
-                --systems fp8ort --runs 10 --batches ${AB_BATCHES:-32 256} --out "$o/ab_depthwise_$run.json" > "$o/ab_depthwise_$run.log" 2>&1 || rc=$?
-            grep -E "batch" "$o/ab_depthwise_$run.log" | sed "s/^/$run: /" | head -6
+    ab)
+        rc=0; i=0; var="${AB_VAR:-FP8ORT_GEMM_KERNEL}"
+        for value in ${AB_VALUES:-auto 5 6 auto}; do
+            i=$((i + 1)); tag="${var}_${i}_${value}"
+            if [ "$value" = auto ]; then run_env=(env -u "$var"); else run_env=(env "$var=$value"); fi
+            "${run_env[@]}" timeout "${AB_TIMEOUT:-200}" python3 bench/plugin_ep_gpu.py --models "${AB_MODEL:-efficientnet_b0}" \
+                --systems fp8ort --runs 10 --batches ${AB_BATCHES:-32 256} --out "$o/ab_$tag.json" > "$o/ab_$tag.log" 2>&1 || rc=$?
+            grep -E "batch" "$o/ab_$tag.log" | sed "s/^/$tag: /" | head -6
         done
-        cat "$o"/ab_depthwise_*.log > "$o/ab-depthwise.log" ;;
+        cat "$o"/ab_"$var"_*.log > "$o/ab.log" ;;
     layers)
         rc=0
         for m in ${LAYER_MODELS:-efficientnet_b0 resnet50}; do
@@ -73,15 +77,6 @@ for step in $steps; do
             grep -E "^batch|left in float|Error" "$o/layers_$m.log" | head -5
         done
         cat "$o"/layers_*.log > "$o/layers.log" ;;
-    ab-gemm)
-        rc=0
-        for run in auto1 5 6 auto2; do
-            v="${run#auto?}"; [ "${run#auto}" != "$run" ] && v=""
-            FP8ORT_GEMM_KERNEL="$v" timeout "${AB_TIMEOUT:-200}" python3 bench/plugin_ep_gpu.py --models "${AB_MODEL:-efficientnet_b0}" \
-                --systems fp8ort --runs 10 --batches ${AB_BATCHES:-32 256} --out "$o/ab_gemm_$run.json" > "$o/ab_gemm_$run.log" 2>&1 || rc=$?
-            grep -E "batch" "$o/ab_gemm_$run.log" | sed "s/^/gemm $run: /" | head -6
-        done
-        cat "$o"/ab_gemm_*.log > "$o/ab-gemm.log" ;;
     ep)
         timeout "${EP_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider tests/ep -k "${EP_TESTS:-gpu}" \
             > "$o/ep_tests.log" 2>&1
