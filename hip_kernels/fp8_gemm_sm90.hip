@@ -182,14 +182,6 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-// An empty asm that reads and writes every accumulator register: the compiler cannot move their definitions (the
-// zeroing) past it into a wgmma pipeline stage, where ptxas would serialize the stage's wgmma instructions (C7515).
-template <int N>
-__device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
 template <fp8ort_fp8_format F, int BN, bool Promote, int kStages>
@@ -207,7 +199,6 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
     for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % kStages;
         mbar_wait(&full[s], (kt / kStages) & 1);
-        fence_accumulators(d);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
         const uint8_t* b_tile = sb + s * kBBytes;
