@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "gpu"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
-from gpu_lib import ACTIVATION_CODES, ConvShape, Epilogue, load_kernels  # noqa: E402
+from gpu_lib import ACTIVATION_CODES, ConvShape, Epilogue, conv_shape, load_kernels  # noqa: E402
 from model_convs import ConvLayer, model_convs  # noqa: E402
 
 E4M3, F32 = 17, 1
@@ -80,24 +80,18 @@ def median_ms(fn, iters: int) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def conv_shape(layer: ConvLayer, batch: int, in_c: int | None = None) -> ConvShape:
-    return ConvShape(
-        batch=batch,
-        in_h=layer.h,
-        in_w=layer.w,
-        in_c=in_c or layer.c,
-        out_c=layer.m,
-        kernel_h=layer.kh,
-        kernel_w=layer.kw,
-        stride_h=layer.stride[0],
-        stride_w=layer.stride[1],
-        pad_top=layer.pads[0],
-        pad_left=layer.pads[1],
-        pad_bottom=layer.pads[2],
-        pad_right=layer.pads[3],
-        dilation_h=layer.dilation[0],
-        dilation_w=layer.dilation[1],
-        group=layer.group,
+def layer_shape(layer: ConvLayer, batch: int, in_c: int | None = None) -> ConvShape:
+    return conv_shape(
+        batch,
+        layer.h,
+        layer.w,
+        in_c or layer.c,
+        layer.m,
+        (layer.kh, layer.kw),
+        layer.stride,
+        layer.pads,
+        layer.dilation,
+        layer.group,
     )
 
 
@@ -105,7 +99,7 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
     """One layer's row: fp8ort's automatic choice, its variants, cuDNN FP16."""
     dev = "cuda"
     c, h, w, m, kh, kw, g = layer.c, layer.h, layer.w, layer.m, layer.kh, layer.kw, layer.group
-    s = conv_shape(layer, batch)
+    s = layer_shape(layer, batch)
     oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
     xs = [(torch.randn(batch, h, w, c, device=dev) * 2).to(torch.float8_e4m3fn) for _ in range(NBUF)]
     wt = (torch.randn(m, c // g, kh, kw, device=dev) * 2).to(torch.float8_e4m3fn)
@@ -157,7 +151,7 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
     shape, weights, inputs, padded = s, packed, xs, {}
     if c % 16 and g == 1:
         pc = (c + 15) // 16 * 16
-        sp = conv_shape(layer, batch, in_c=pc)
+        sp = layer_shape(layer, batch, in_c=pc)
         if lib.fp8ort_conv_kernel_name(E4M3, sp).decode().startswith("wgmma"):
             inputs = [torch.nn.functional.pad(x.view(torch.uint8), (0, pc - c)) for x in xs]
             wp = torch.nn.functional.pad(wt.view(torch.uint8).permute(0, 2, 3, 1), (0, pc - c))

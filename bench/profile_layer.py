@@ -17,7 +17,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "gpu"))
-from gpu_lib import ConvShape, Epilogue, load_kernels  # noqa: E402
+from gpu_lib import Epilogue, conv_shape, load_kernels  # noqa: E402
 
 E4M3 = 17
 
@@ -45,24 +45,7 @@ def main() -> None:
         y = torch.empty(m, n, dtype=torch.uint8, device=dev)
     else:
         pad = args.k // 2
-        s = ConvShape(
-            batch=args.batch,
-            in_h=args.hw,
-            in_w=args.hw,
-            in_c=args.c,
-            out_c=args.m,
-            kernel_h=args.k,
-            kernel_w=args.k,
-            stride_h=args.stride,
-            stride_w=args.stride,
-            pad_top=pad,
-            pad_left=pad,
-            pad_bottom=pad,
-            pad_right=pad,
-            dilation_h=1,
-            dilation_w=1,
-            group=1,
-        )
+        s = conv_shape(args.batch, args.hw, args.hw, args.c, args.m, (args.k, args.k), (args.stride,) * 2, (pad,) * 4)
         n = args.m
         a = (torch.randn(args.batch, args.hw, args.hw, args.c, device=dev) * 2).to(torch.float8_e4m3fn)
         wt = (torch.randn(n, args.c, args.k, args.k, device=dev) * 2).to(torch.float8_e4m3fn)

@@ -66,3 +66,12 @@ def test_a_quantized_model_from_another_float_model_is_refused(tmp_path):
     _, other = quantized(tmp_path / "b", qmodels.resnetish())
     with pytest.raises(ValueError, match="does not match the float Conv|have no float Conv"):
         model_convs(fp32, other)
+
+
+def test_conv_shape_fields():
+    sys.path.insert(0, str(ROOT / "tests" / "gpu"))
+    from gpu_lib import conv_shape
+
+    s = conv_shape(2, 9, 11, 16, 32, (3, 5), (1, 2), (1, 2, 3, 4), (2, 1), 4)
+    got = [getattr(s, f) for f, _ in s._fields_]
+    assert got == [2, 9, 11, 16, 32, 3, 5, 1, 2, 1, 2, 3, 4, 2, 1, 4]

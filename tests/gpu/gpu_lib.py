@@ -136,6 +136,39 @@ class ConvShape(ctypes.Structure):
     ]
 
 
+def conv_shape(
+    batch: int,
+    h: int,
+    w: int,
+    c: int,
+    m: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int] = (1, 1),
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0),
+    dilations: tuple[int, int] = (1, 1),
+    group: int = 1,
+) -> ConvShape:
+    """A ConvShape from ONNX-style fields: NHWC input batch x h x w x c, m outputs, pads (top, left, bottom, right)."""
+    return ConvShape(
+        batch=batch,
+        in_h=h,
+        in_w=w,
+        in_c=c,
+        out_c=m,
+        kernel_h=kernel[0],
+        kernel_w=kernel[1],
+        stride_h=strides[0],
+        stride_w=strides[1],
+        pad_top=pads[0],
+        pad_left=pads[1],
+        pad_bottom=pads[2],
+        pad_right=pads[3],
+        dilation_h=dilations[0],
+        dilation_w=dilations[1],
+        group=group,
+    )
+
+
 def load_kernels(path: Path) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(path))
     p, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int

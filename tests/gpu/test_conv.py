@@ -15,7 +15,7 @@ from gpu_helpers import (
     random_weight,
     spread_for_activation,
 )
-from gpu_lib import ConvShape
+from gpu_lib import conv_shape
 from onnx import TensorProto
 
 from fp8ort import numerics as nx
@@ -117,24 +117,7 @@ def run_conv(
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
-    shape = ConvShape(
-        batch=batch,
-        in_h=h,
-        in_w=w,
-        in_c=c,
-        out_c=m,
-        kernel_h=kh,
-        kernel_w=kw,
-        stride_h=strides[0],
-        stride_w=strides[1],
-        pad_top=pads[0],
-        pad_left=pads[1],
-        pad_bottom=pads[2],
-        pad_right=pads[3],
-        dilation_h=dil[0],
-        dilation_w=dil[1],
-        group=group,
-    )
+    shape = conv_shape(batch, h, w, c, m, (kh, kw), strides, pads, dil, group)
     oh, ow = lib.fp8ort_conv_out_h(shape), lib.fp8ort_conv_out_w(shape)
     assert (oh, ow) == (
         ref.conv_output_size(h, kh, strides[0], pads[0], pads[2], dil[0]),
@@ -337,35 +320,9 @@ def test_conv_refuses_bad_shapes(gpu):
         x_scale=1.0,
         w_scale=np.ones(1, np.float32),
     )
-    bad_group = ConvShape(
-        batch=1,
-        in_h=4,
-        in_w=4,
-        in_c=6,
-        out_c=8,
-        kernel_h=1,
-        kernel_w=1,
-        stride_h=1,
-        stride_w=1,
-        dilation_h=1,
-        dilation_w=1,
-        group=4,
-    )
+    bad_group = conv_shape(1, 4, 4, 6, 8, (1, 1), group=4)
     assert lib.fp8ort_conv_nhwc(d, d, nx.E4M3FN.onnx_type, bad_group, epi.struct, d, None) == 1
     assert b"group" in lib.fp8ort_gpu_last_error()
-    too_big = ConvShape(
-        batch=1,
-        in_h=2,
-        in_w=2,
-        in_c=8,
-        out_c=8,
-        kernel_h=5,
-        kernel_w=5,
-        stride_h=1,
-        stride_w=1,
-        dilation_h=1,
-        dilation_w=1,
-        group=1,
-    )
+    too_big = conv_shape(1, 2, 2, 8, 8, (5, 5))
     assert lib.fp8ort_conv_nhwc(d, d, nx.E4M3FN.onnx_type, too_big, epi.struct, d, None) == 1
     assert b"does not fit" in lib.fp8ort_gpu_last_error()
