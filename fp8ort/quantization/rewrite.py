@@ -15,6 +15,7 @@ import onnx_ir.passes.common
 from .. import numerics as nx
 from .attention import Fp8AttentionPass
 from .config import QuantizeConfig
+from .embedding import FoldConstantLookupPass
 from .layernorm import Fp8LayerNormPass
 from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
 from .mask import DropMaskExpandPass
@@ -172,6 +173,7 @@ class Fp8OrtEmitter(_Emitter):
         if self.config.fuse_attention:  # multi-head attention blocks become FP8Attention (dead shape code goes below)
             Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
             DropMaskExpandPass()(self.model)  # FP8Attention broadcasts the mask: its Expand and shape nodes go
+        FoldConstantLookupPass()(self.model)  # a lookup with constant ids (token types) folds into the word table
         if self.config.fp8_activations:  # a float tensor several FP8 ops quantize alike: one FP8Quantize for all
             ShareInputQuantizePass()(self.model)
             Fp8LayerNormPass()(self.model)  # a LayerNormalization writes the FP8 copy those readers take

@@ -173,6 +173,10 @@ def test_every_weight_layer_is_fp8(quantized, key):
     assert len(attention) == (0 if _is_cnn(key) else tm.ENCODER_DIMS["layers"])
     # the attention broadcasts its mask: no Expand (nor the shape nodes that feed one) on the mask's path
     assert not _mask_expands(r.fp8)
+    if not _is_cnn(key):  # BERT's token-type lookup (constant ids) folds into the word table: word and position left
+        inits = {t.name: len(t.dims) for t in r.fp8.graph.initializer}
+        lookups = [n.input[0] for n in r.fp8.graph.node if n.op_type == "Gather" and inits.get(n.input[0]) == 2]
+        assert len(lookups) == 2, lookups
     assert len(r.report.fp8_nodes) == len(weight_layers) + len(pools) + len(attention) + len(islands)
     assert not [n for n in r.fp8.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")]
     if not _is_cnn(key):  # FFN up-projection + Gelu hands FP8 to the down projection
