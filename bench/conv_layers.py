@@ -147,7 +147,8 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
         return run
 
     # The EP pads in_c to a multiple of 16 with zero channels (activations and weight) when that gives the wgmma
-    # kernel (the RGB stem): that padded call is the one timed as `ours_ms` then.
+    # kernel (the RGB stem, 24- and 40-channel inputs, the squeeze-excitation expands): that padded call is the one
+    # timed as `ours_ms` then, without the EP's copy of X into the padded layout (fp8ort_quantize_padded).
     shape, weights, inputs, padded = s, packed, xs, {}
     if c % 16 and g == 1:
         pc = (c + 15) // 16 * 16
