@@ -10,6 +10,8 @@
 #            (RACE_TESTS: a -k expression for tests/gpu; the EP part runs the ops whose kernels use shared memory)
 #   racecheck-all  racecheck over every kernel test, every hazard printed without backtraces, classified by
 #            tools/racecheck_summary.py (fp8ort's kernels vs cuBLASLt's own; fails on a hazard in fp8ort's)
+#   bad      the bad-input corpus on the GPU device (tests/security/test_bad_models.py -k ep_gpu; XPASS lines show
+#            GPU_KNOWN entries that now behave as on the CPU)
 #   conc     tests/security/test_concurrency.py and tests/ep/test_multi_gpu.py on the GPU device (threads, device
 #            memory back to its level after session and register loops, a session per GPU)
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
@@ -102,6 +104,10 @@ for step in $steps; do
             --show-backtrace no python3 -m pytest -q -p no:cacheprovider tests/gpu > "$o/racecheck-all.log" 2>&1
         python3 tools/racecheck_summary.py "$o/racecheck-all.log" > "$o/racecheck_summary.txt"
         rc=$?; head -20 "$o/racecheck_summary.txt" ;;
+    bad)
+        timeout "${BAD_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider -rxX tests/security/test_bad_models.py \
+            -k ep_gpu > "$o/bad.log" 2>&1
+        rc=$?; grep -E "FAILED|ERROR|XPASS|XFAIL" "$o/bad.log" | head -10 ;;
     conc)
         timeout "${CONC_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/security/test_concurrency.py \
             tests/ep/test_multi_gpu.py -k "gpu or multi" > "$o/conc.log" 2>&1
