@@ -32,26 +32,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 from gpu_lib import ACTIVATION_CODES, ConvShape, Epilogue, conv_shape, load_kernels  # noqa: E402
 from model_convs import ConvLayer, model_convs  # noqa: E402
+from pytorch_side import export_and_quantize  # noqa: E402
 
 E4M3, F32 = 17, 1
 NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
 DEPTHWISE_PIXEL, DEPTHWISE_STRIP = 1, 2  # fp8ort_depthwise_variant
-
-
-def export_and_quantize(name: str, work: Path) -> tuple[onnx.ModelProto, onnx.ModelProto]:
-    """The float export and fp8ort.quantize's model of it with the default config (kept in `work` across runs)."""
-    from harness import make_inputs
-    from pytorch_side import export_model
-
-    import fp8ort
-
-    work.mkdir(parents=True, exist_ok=True)
-    fp32, fp8 = work / f"{name}.onnx", work / f"{name}.fp8.onnx"
-    if not fp32.is_file():
-        export_model(name, fp32)
-    if not fp8.is_file():
-        fp8ort.quantize(str(fp32), str(fp8), calibration_data=make_inputs(name, 8, seed=1))
-    return onnx.load(str(fp32)), onnx.load(str(fp8))
 
 
 _WORKSPACE: list = []
@@ -233,7 +218,7 @@ def main() -> int:
     ap.add_argument("--json")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
-    fp32, fp8 = export_and_quantize(args.model, Path(args.work))
+    fp32, fp8 = (onnx.load(str(p)) for p in export_and_quantize(args.model, Path(args.work)))
     layers, left_float = model_convs(fp32, fp8)
     if left_float:
         print(f"left in float by the quantizer, not timed: {', '.join(left_float)}", flush=True)

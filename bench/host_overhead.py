@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import make_inputs  # noqa: E402
 from plugin_ep_gpu import VENDOR_IDS, bind_device_io  # noqa: E402
-from pytorch_side import export_model  # noqa: E402
+from pytorch_side import export_and_quantize  # noqa: E402
 
 import fp8ort  # noqa: E402
 
@@ -45,9 +45,7 @@ def main() -> int:
     ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"], help="the EP's device (cpu: a dry run here)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="fp8ort_host_"))
-    fp32, fp8 = work / "m.onnx", work / "m.fp8.onnx"
-    export_model(args.model, fp32)
-    fp8ort.quantize(str(fp32), str(fp8), calibration_data=make_inputs(args.model, 8, seed=1))
+    _, fp8 = export_and_quantize(args.model, work)
     fp8ort.register()
     so = ort.SessionOptions()
     if args.list_copies:

@@ -73,6 +73,23 @@ def export_model(name: str, path: Path) -> object:
     return m
 
 
+def export_and_quantize(name: str, work: Path) -> tuple[Path, Path]:
+    """``name`` exported into ``work`` and fp8ort.quantize's model of it (default config, 8 calibration samples,
+    seed 1): (float model, FP8 model). Files already in ``work`` are kept, so a directory reused across runs exports
+    and quantizes once."""
+    from harness import make_inputs
+
+    import fp8ort
+
+    work.mkdir(parents=True, exist_ok=True)
+    fp32, fp8 = work / f"{name}.onnx", work / f"{name}.fp8.onnx"
+    if not fp32.is_file():
+        export_model(name, fp32)
+    if not fp8.is_file():
+        fp8ort.quantize(str(fp32), str(fp8), calibration_data=make_inputs(name, 8, seed=1))
+    return fp32, fp8
+
+
 def _graph_replay_seconds(fn: object, args: list, runs: int) -> float:
     """Captures ``fn(*args)`` as a CUDA graph (after warm-ups on a side stream) and times its replay."""
     import torch

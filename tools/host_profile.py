@@ -22,7 +22,7 @@ import onnxruntime as ort
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness import make_inputs  # noqa: E402
-from pytorch_side import export_model  # noqa: E402
+from pytorch_side import export_and_quantize  # noqa: E402
 
 import fp8ort  # noqa: E402
 
@@ -35,9 +35,7 @@ def main() -> int:
     ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp())
-    fp32, fp8 = work / "m.onnx", work / "m.fp8.onnx"
-    export_model(args.model, fp32)
-    fp8ort.quantize(str(fp32), str(fp8), calibration_data=make_inputs(args.model, 8, seed=1))
+    _, fp8 = export_and_quantize(args.model, work)
     fp8ort.register()
     so = ort.SessionOptions()
     so.enable_profiling = True
