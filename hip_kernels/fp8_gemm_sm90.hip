@@ -435,8 +435,8 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
         if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
         else asm volatile("bar.sync 2, 128;\n" ::: "memory");
         const int64_t row0 = static_cast<int64_t>(tm) * kBm + wg * 64;
-        epilogue_tile<BN, 128, true>(ep, mine, kLd, 64, row0, ep.col_offset + static_cast<int64_t>(tn) * BN, m - row0,
-                               n - static_cast<int64_t>(tn) * BN, t);
+        epilogue_tile<BN, 128, true>(ep, mine, kLd, 64, row0, ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                     m - row0, n - static_cast<int64_t>(tn) * BN, t);
     }
 #else
     FP8ORT_TRAP();
