@@ -113,7 +113,8 @@ def model_convs(fp32: onnx.ModelProto, fp8: onnx.ModelProto) -> tuple[list[tuple
         if match is None:
             left_float.append(node.name)
             continue
-        qstride, pads, qdil, qgroup = _conv_geometry(_attrs(match))
+        qattrs = _attrs(match)
+        qstride, pads, qdil, qgroup = _conv_geometry(qattrs)
         if fp8_inits.get(match.input[1]) != wshape or (qstride, qdil, qgroup) != (stride, dilation, group):
             raise ValueError(
                 f"FP8Conv {match.name!r} (weight {fp8_inits.get(match.input[1])}, strides {qstride}, group {qgroup}) "
@@ -122,7 +123,6 @@ def model_convs(fp32: onnx.ModelProto, fp8: onnx.ModelProto) -> tuple[list[tuple
         xshape = shapes.get(node.input[0])
         if not xshape or len(xshape) != 4 or None in xshape[1:]:
             raise ValueError(f"Conv {node.name!r}: input shape {xshape} is not known after shape inference")
-        qattrs = _attrs(match)
         act = qattrs.get("activation", b"")
         out_type = int(qattrs.get("output_dtype", onnx.TensorProto.FLOAT))
         layer = ConvLayer(

@@ -212,8 +212,8 @@ FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, con
  * kernel has not been timed yet), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread, FP8ORT_DEPTHWISE_STRIP four
  * outputs along W per thread where it applies (channels a multiple of 8, kernel width 3 or 5, stride 1 or 2 and no
  * dilation along W, E4M3FN weights, float32/float16/E4M3FN output; the rest takes the per-pixel kernel). Both give
- * the same bits. In a library
- * loaded by ORT, where this cannot be called, FP8ORT_DEPTHWISE=pixel|strip in the environment picks. */
+ * the same bits. In a library loaded by ORT, where this cannot be called, FP8ORT_DEPTHWISE=pixel|strip in the
+ * environment picks. */
 typedef enum fp8ort_depthwise_variant {
     FP8ORT_DEPTHWISE_AUTO = 0,
     FP8ORT_DEPTHWISE_PIXEL = 1,

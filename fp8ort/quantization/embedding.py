@@ -39,6 +39,9 @@ MOVES = frozenset(
      "Identity", "Flatten"}
 )  # fmt: skip
 
+# ops sym_value evaluates
+SYM_OPS = frozenset({"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Reshape", "Cast", "Equal", "Where"})
+
 Sym = object  # a symbolic scalar: an int, ("sym", name) for a named dimension, or ("dim", id(value), axis)
 
 
@@ -93,17 +96,17 @@ def sym_value(v: ir.Value | None, depth: int = 0):
             return bool(a) if a.ndim == 0 else [bool(x) for x in a]
         return _ints(a) if a.dtype.kind in "iu" else None
     node = v.producer()
-    if node is None or node.domain not in ("", "ai.onnx"):
+    if node is None or node.domain not in ("", "ai.onnx") or node.op_type not in SYM_OPS:
         return None
-    ins = [sym_value(x, depth + 1) if x is not None else None for x in node.inputs]
     op = node.op_type
-    if op == "Shape":
+    if op == "Shape":  # its input's values are not read
         dims = _dims(node.inputs[0])
         if dims is None:
             return None
         start = node.attributes.get_int("start", 0)
         end = node.attributes.get_int("end", len(dims))
         return dims[slice(start, end)]
+    ins = [sym_value(x, depth + 1) if x is not None else None for x in node.inputs]
     if op == "Gather" and node.attributes.get_int("axis", 0) == 0 and isinstance(ins[0], list):
         idx = ins[1]
         n = len(ins[0])
