@@ -385,8 +385,8 @@ def fp8_max_pool(
 
 def fp8_attention(
     Q: np.ndarray,
-    K: np.ndarray,
-    V: np.ndarray,
+    K: np.ndarray | None,
+    V: np.ndarray | None,
     attn_bias: np.ndarray | None = None,
     y_scale: np.ndarray | None = None,
     *,
@@ -400,13 +400,22 @@ def fp8_attention(
     ``s = (Q_h @ K_h^T) * scale + attn_bias``, ``p = softmax(s)`` over the keys (max subtracted), ``Y_h = p @ V_h``,
     heads side by side in ``Y`` ``[B, S, H*Dv]``; sums in float64, each step rounded to float32. A row whose
     probabilities are NaN gives NaN, or zeros with ``nan_to_zero=1``. FP8 ``output_dtype``: ``q(Y, y_scale)``.
+    Packed form: ``K`` and ``V`` None, ``Q`` ``[B, S, 3*H*D]`` holds the three projections side by side.
     """
-    for name, t in (("Q", Q), ("K", K), ("V", V)):
-        if t.dtype != np.float32 or t.ndim != 3:
-            raise ValueError(f"{name} must be 3-D float32 [B, S, hidden]; got {t.dtype} {list(t.shape)}")
     h = int(num_heads)
     if h < 1:
         raise ValueError(f"num_heads must be >= 1; got {h}")
+    if (K is None) != (V is None):
+        raise ValueError("K and V must both be given, or neither (Q packed as [B, S, 3*H*D])")
+    if K is None:
+        if Q.dtype != np.float32 or Q.ndim != 3 or Q.shape[2] % (3 * h):
+            raise ValueError(
+                f"packed Q (K and V absent) must be 3-D float32 [B, S, 3*H*D] with H={h}; got {Q.dtype} {list(Q.shape)}"
+            )
+        Q, K, V = np.split(Q, 3, axis=2)
+    for name, t in (("Q", Q), ("K", K), ("V", V)):
+        if t.dtype != np.float32 or t.ndim != 3:
+            raise ValueError(f"{name} must be 3-D float32 [B, S, hidden]; got {t.dtype} {list(t.shape)}")
     (b, s, qk), (bk, t, kk), (bv, tv, vv) = Q.shape, K.shape, V.shape
     if not b == bk == bv:
         raise ValueError(f"Q, K and V must have the same batch size; got {b}, {bk}, {bv}")

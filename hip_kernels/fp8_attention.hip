@@ -80,17 +80,18 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
     const int tid = static_cast<int>(threadIdx.x);
     const int warp = tid / kLanes, lane = tid % kLanes;
     const int64_t b = blockIdx.z, h = blockIdx.y, i0 = static_cast<int64_t>(blockIdx.x) * kBq;
-    const int64_t qk_row = p.h * p.d, v_row = p.h * p.dv;
+    const int64_t y_row = p.h * p.dv;
     const int d4 = static_cast<int>((p.d + 3) & ~int64_t{3});  // columns read from Q/K: D rounded up to 4, zeros past D
     const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
     // tile loads: each thread moves 4 columns (cq .. cq+3) of every kRowsPerPass-th row
     const int cq = (tid % kQuads) * 4, r_first = tid / kQuads;
-    const bool vec_qk = d % 4 == 0 && reinterpret_cast<uintptr_t>(q) % 16 == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0;
-    const bool vec_v = dv % 4 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
+    const bool vec_qk = d % 4 == 0 && p.q_row % 4 == 0 && p.k_row % 4 == 0 &&
+                        reinterpret_cast<uintptr_t>(q) % 16 == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0;
+    const bool vec_v = dv % 4 == 0 && p.v_row % 4 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
 
-    const float* qb = q + b * p.s * qk_row + h * p.d;
+    const float* qb = q + b * p.s * p.q_row + h * p.d;
     for (int r = r_first; r < kBq; r += kRowsPerPass) {
-        *reinterpret_cast<float4*>(&qs[r * DMAX + cq]) = load_quad(qb, qk_row, i0 + r, p.s, cq, d, vec_qk);
+        *reinterpret_cast<float4*>(&qs[r * DMAX + cq]) = load_quad(qb, p.q_row, i0 + r, p.s, cq, d, vec_qk);
     }
 
     float o[kRows][kCols];
@@ -104,19 +105,19 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
     }
     unsigned bad = 0;  // bit r: row r met a NaN or +inf score (its probabilities are NaN)
     const int row0 = warp * kRows;
-    const float* kb = k + b * p.t * qk_row + h * p.d;
-    const float* vb = v + b * p.t * v_row + h * p.dv;
+    const float* kb = k + b * p.t * p.k_row + h * p.d;
+    const float* vb = v + b * p.t * p.v_row + h * p.dv;
     const float* bias_bh = bias ? bias + b * p.bias_stride[0] + h * p.bias_stride[1] : nullptr;
 
     for (int64_t j0 = 0; j0 < p.t; j0 += kBk) {
         __syncthreads();  // the previous tile's readers are done (and the Q tile is written)
         for (int j = r_first; j < kBk; j += kRowsPerPass) {
-            const float4 kq = load_quad(kb, qk_row, j0 + j, p.t, cq, d, vec_qk);
+            const float4 kq = load_quad(kb, p.k_row, j0 + j, p.t, cq, d, vec_qk);
             kt[(cq + 0) * kKt + j] = kq.x;
             kt[(cq + 1) * kKt + j] = kq.y;
             kt[(cq + 2) * kKt + j] = kq.z;
             kt[(cq + 3) * kKt + j] = kq.w;
-            *reinterpret_cast<float4*>(&vs[j * DMAX + cq]) = load_quad(vb, v_row, j0 + j, p.t, cq, dv, vec_v);
+            *reinterpret_cast<float4*>(&vs[j * DMAX + cq]) = load_quad(vb, p.v_row, j0 + j, p.t, cq, dv, vec_v);
         }
         __syncthreads();
 
@@ -224,7 +225,7 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
         const bool empty = p.t == 0;
         const bool nan_row = !empty && (flag > 0.0f || m[r] == -INFINITY);
         const float inv = empty ? 0.0f : 1.0f / total;
-        const int64_t y0 = (b * p.s + i) * v_row + h * p.dv;
+        const int64_t y0 = (b * p.s + i) * y_row + h * p.dv;
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
             const int col = lane + kLanes * c;
@@ -293,6 +294,10 @@ extern "C" fp8ort_status fp8ort_attention(const float* q, const float* k, const 
         return fail(FP8ORT_UNSUPPORTED, "%s: %lld heads, batch %lld or sequence %lld is past the grid's limits "
                     "(65535 heads, 65535 batch)", me, static_cast<long long>(p->h), static_cast<long long>(p->b),
                     static_cast<long long>(p->s));
+    if (p->q_row < p->h * p->d || p->k_row < p->h * p->d || p->v_row < p->h * p->dv)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: row strides %lld, %lld, %lld are shorter than the rows of Q, K, V", me,
+                    static_cast<long long>(p->q_row), static_cast<long long>(p->k_row),
+                    static_cast<long long>(p->v_row));
     if (p->b * p->s * p->h * p->dv == 0) return ok();
     if (!q || !y || (p->t > 0 && (!k || !v)))  // no keys (T = 0): K and V are empty and may be NULL
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);

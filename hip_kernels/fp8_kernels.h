@@ -67,12 +67,15 @@ FP8ORT_GPU_API fp8ort_status fp8ort_max_pool_nhwc(const void* x, void* y, fp8ort
                                                   const fp8ort_max_pool_params* p, void* stream);
 
 /* FP8Attention (docs/operators.md): Y[b, i, h*dv + e] = sum_j softmax_j(Q_h[i] . K_h[j] * scale + bias) V_h[j, e]
- * for Q [b, s, h*d], K [b, t, h*d], V [b, t, h*dv] (float32, contiguous); attn_bias (or NULL) read at
+ * for Q [b, s, h*d], K [b, t, h*d], V [b, t, h*dv] (float32) whose consecutive sequence positions lie q_row, k_row and
+ * v_row elements apart (h*d, h*d, h*dv when contiguous; 3*h*d for the packed form, K and V pointing into Q's rows);
+ * Y [b, s, h*dv] contiguous; attn_bias (or NULL) read at
  * b * bias_stride[0] + h * bias_stride[1] + i * bias_stride[2] + j * bias_stride[3] (0 on broadcast axes). Rows with
  * NaN probabilities give NaN, or 0 with nan_to_zero. y_type FLOAT, or FP8 as q(Y, *y_scale) (device pointer).
  * Head sizes d = dv <= 128 (FP8ORT_UNSUPPORTED otherwise). */
 typedef struct fp8ort_attention_params {
     int64_t b, s, t, h, d, dv;
+    int64_t q_row, k_row, v_row;
     int64_t bias_stride[4];
     float scale;
     int nan_to_zero;

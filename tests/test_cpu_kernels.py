@@ -324,10 +324,13 @@ def test_fp8_max_pool_nan_and_signed_zero_rules(library):
 ATTENTION_OUTPUTS = {"f32": TensorProto.FLOAT, "e4m3fn": TensorProto.FLOAT8E4M3FN, "e5m2": TensorProto.FLOAT8E5M2}
 
 
-def attention_case(rng: np.random.Generator, out_type: int, max_head: int = 24, max_seq: int = 20) -> tuple[dict, dict]:
+def attention_case(
+    rng: np.random.Generator, out_type: int, max_head: int = 24, max_seq: int = 20, packed: bool = False
+) -> tuple[dict, dict]:
     """Fresh random Q, K, V (some heads with large values so that an FP8 output saturates), an additive mask of a
     random broadcast shape (rank 1 to 4) with finfo.min and -inf entries (a few rows wholly masked: NaN rows), and
-    random attributes. Returns (inputs, attributes)."""
+    random attributes. Returns (inputs, attributes). ``packed``: self-attention shapes (T = S, Dv = D) with the
+    three projections side by side in Q (``[B, S, 3*H*D]``) and no K, V."""
     b, s, t, h = (
         int(rng.integers(1, 4)),
         int(rng.integers(1, max_seq)),
@@ -336,6 +339,8 @@ def attention_case(rng: np.random.Generator, out_type: int, max_head: int = 24, 
     )
     d = int(rng.integers(1, max_head + 1))
     dv = d if rng.random() < 0.7 else int(rng.integers(1, max_head + 1))
+    if packed:
+        t, dv = s, d
     q = (rng.standard_normal((b, s, h * d)) * 2).astype(np.float32)
     k = rng.standard_normal((b, t, h * d)).astype(np.float32)
     v = (rng.standard_normal((b, t, h * dv)) * 50).astype(np.float32)  # |Y| past E4M3's 448 with y_scale 0.05
@@ -356,11 +361,13 @@ def attention_case(rng: np.random.Generator, out_type: int, max_head: int = 24, 
         inputs["attn_bias"] = bias
     if nx.is_fp8(out_type):
         inputs["y_scale"] = np.float32(0.05)
+    if packed:
+        inputs["Q"] = np.concatenate([inputs["Q"], inputs.pop("K"), inputs.pop("V")], axis=2)
     return inputs, attrs
 
 
 def attention_reference(inputs: dict, attrs: dict, out_type: int) -> np.ndarray:
-    q, k, v = inputs["Q"], inputs["K"], inputs["V"]
+    q, k, v = inputs["Q"], inputs.get("K"), inputs.get("V")
     bias, y_scale = inputs.get("attn_bias"), inputs.get("y_scale")
     return reference.fp8_attention(q, k, v, bias, y_scale, output_dtype=out_type, **attrs)
 
@@ -379,6 +386,47 @@ def test_fp8_attention(out, seed, library):
     got = run_poisoned(model, feeds, want.shape, out_type, library)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes(), f"{np.count_nonzero(got.view(np.uint8) != want.view(np.uint8))} bytes"
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("out", list(ATTENTION_OUTPUTS), ids=list(ATTENTION_OUTPUTS))
+def test_fp8_attention_packed(out, seed, library):
+    """The packed form (Q [B, S, 3*H*D], K and V absent): the reference gives the bits of the three-input form on
+    the split projections, and the CPU kernel the reference's bits (poisoned output)."""
+    out_type = ATTENTION_OUTPUTS[out]
+    inputs, attrs = attention_case(np.random.default_rng(4100 + seed), out_type, packed=True)
+    want = attention_reference(inputs, attrs, out_type)
+    q, k, v = np.split(inputs["Q"], 3, axis=2)
+    split = attention_reference({**inputs, "Q": q, "K": k, "V": v}, attrs, out_type)
+    assert want.tobytes() == split.tobytes()
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q"], output_dtype=out_type, **attrs)
+    assert list(model.graph.node[0].input[1:3]) == ["", ""]
+    got = run_poisoned(model, {"Q": inputs["Q"]}, want.shape, out_type, library)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), f"{np.count_nonzero(got.view(np.uint8) != want.view(np.uint8))} bytes"
+
+
+@pytest.mark.parametrize(
+    ("q_shape", "give", "message"),
+    [
+        ([1, 4, 24], "K", "input K is given without V"),
+        ([1, 4, 24], "V", "input V is given without K"),
+        ([1, 4, 20], "", "needs a last dimension of 3 \\* num_heads \\* head_size"),
+        ([4, 24], "", "must be 3-D"),
+    ],
+)
+def test_fp8_attention_packed_refusals(q_shape, give, message, library):
+    """One of K and V without the other, or a packed Q whose last dimension is not 3 * num_heads * D: a clear error
+    from the kernel (the reference refuses the same inputs)."""
+    q = np.ones(q_shape, np.float32)
+    inputs = {"Q": q}
+    if give:
+        inputs[give] = np.ones([1, 4, 8], np.float32)
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q"], num_heads=2)
+    with pytest.raises(Exception, match=message):
+        ops.run(model, {"Q": q}, library)
+    with pytest.raises(ValueError):
+        reference.fp8_attention(q, inputs.get("K"), inputs.get("V"), num_heads=2)
 
 
 def test_fp8_attention_cases_cover_the_contract():

@@ -29,9 +29,7 @@ class CpuAttention final : public Kernel {
       out.rounder = Fp8Rounder(fp8_format_of(out.type));
     }
     if (run.y.size == 0) return;
-    const float* q = static_cast<const float*>(run.q.data);
-    const float* k = static_cast<const float*>(run.k.data);
-    const float* v = static_cast<const float*>(run.v.data);
+    const float *q = run.q_data, *k = run.k_data, *v = run.v_data;
     const float* bias = run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr;
     const int64_t rows = s.b * s.h * s.s;
     const int64_t per_row = std::max<int64_t>(1, s.t * (s.d + s.dv));
@@ -43,8 +41,7 @@ class CpuAttention final : public Kernel {
       const int64_t r0 = static_cast<int64_t>(t) * per_task, r1 = std::min(rows, r0 + per_task);
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t i = r % s.s, h = (r / s.s) % s.h, b = r / (s.s * s.h);
-        row(s, q + (b * s.s + i) * s.h * s.d + h * s.d, k + b * s.t * s.h * s.d + h * s.d,
-            v + b * s.t * s.h * s.dv + h * s.dv,
+        row(s, q + (b * s.s + i) * s.q_row + h * s.d, k + b * s.t * s.k_row + h * s.d, v + b * s.t * s.v_row + h * s.dv,
             bias == nullptr ? nullptr : bias + b * s.bias_stride[0] + h * s.bias_stride[1] + i * s.bias_stride[2], p,
             acc);
         const int64_t y0 = (b * s.s + i) * s.h * s.dv + h * s.dv;
@@ -58,12 +55,11 @@ class CpuAttention final : public Kernel {
   // One query row of one head: acc[e] = sum_j p[j] * V[j, e]; q, k, v point at the head's first column.
   void row(const AttentionShape& s, const float* q, const float* k, const float* v, const float* bias,
            std::vector<float>& p, std::vector<double>& acc) const {
-    const int64_t kv_stride = s.h * s.d, v_stride = s.h * s.dv;
     float m = -INFINITY;
     bool nan = false;
     for (int64_t j = 0; j < s.t; ++j) {
       double dot = 0.0;
-      const float* kj = k + j * kv_stride;
+      const float* kj = k + j * s.k_row;
       for (int64_t d = 0; d < s.d; ++d) dot += static_cast<double>(q[d]) * kj[d];
       float sc = static_cast<float>(dot) * s.scale;
       if (bias != nullptr) sc += bias[j * s.bias_stride[3]];
@@ -82,7 +78,7 @@ class CpuAttention final : public Kernel {
     for (int64_t j = 0; j < s.t; ++j) {
       float pj = p[j] / total;
       if (attrs_.nan_to_zero && pj != pj) pj = 0.0f;
-      const float* vj = v + j * v_stride;
+      const float* vj = v + j * s.v_row;
       for (int64_t e = 0; e < s.dv; ++e) acc[e] += static_cast<double>(pj) * vj[e];
     }
   }

@@ -590,12 +590,14 @@ class GpuAttention final : public Kernel {
     p.h = s.h;
     p.d = s.d;
     p.dv = s.dv;
+    p.q_row = s.q_row;
+    p.k_row = s.k_row;
+    p.v_row = s.v_row;
     for (int i = 0; i < 4; ++i) p.bias_stride[i] = s.bias_stride[i];
     p.scale = s.scale;
     p.nan_to_zero = attrs_.nan_to_zero ? 1 : 0;
     const float* y_scale = is_fp8_type(attrs_.output_type) ? static_cast<const float*>(run.y_scale.data) : nullptr;
-    gpu_check(fp8ort_attention(static_cast<const float*>(run.q.data), static_cast<const float*>(run.k.data),
-                               static_cast<const float*>(run.v.data),
+    gpu_check(fp8ort_attention(run.q_data, run.k_data, run.v_data,
                                run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr, &p,
                                run.y.mutable_data, static_cast<fp8ort_dtype>(attrs_.output_type), y_scale,
                                compute_stream(ctx)),

@@ -606,36 +606,62 @@ AttentionAttrs parse_attention_attrs(const OrtKernelInfo* info) {
   return a;
 }
 
-AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
-                               const std::vector<int64_t>& v, const std::vector<int64_t>* bias_shape) {
-  const char* names[3] = {"Q", "K", "V"};
-  const std::vector<int64_t>* shapes[3] = {&q, &k, &v};
-  for (int i = 0; i < 3; ++i) {
-    if (shapes[i]->size() != 3) {
-      fail(std::string("input ") + names[i] + " must be 3-D [batch, sequence, heads * head_size]; got shape " +
-           shape_str(*shapes[i]));
-    }
-  }
-  if (q[0] != k[0] || q[0] != v[0]) {
-    fail("inputs Q, K and V must have the same batch size; got " + shape_str(q) + ", " + shape_str(k) + ", " +
-         shape_str(v));
-  }
-  if (k[1] != v[1]) fail("inputs K and V must have the same length T; got " + shape_str(k) + " and " + shape_str(v));
-  if (q[2] != k[2]) fail("inputs Q and K must have the same last dimension; got " + shape_str(q) + " and " + shape_str(k));
+AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>* k,
+                               const std::vector<int64_t>* v, const std::vector<int64_t>* bias_shape) {
   const int64_t h = a.num_heads;
-  if (q[2] % h != 0 || v[2] % h != 0) {
-    fail("num_heads=" + std::to_string(h) + " must divide the last dimensions of Q/K (" + std::to_string(q[2]) +
-         ") and V (" + std::to_string(v[2]) + ")");
-  }
   AttentionShape s;
-  s.b = q[0];
-  s.s = q[1];
-  s.t = k[1];
   s.h = h;
-  s.d = q[2] / h;
-  s.dv = v[2] / h;
+  if (k == nullptr || v == nullptr) {
+    if (k != v) {
+      fail(std::string("input ") + (k == nullptr ? "V" : "K") + " is given without " + (k == nullptr ? "K" : "V") +
+           ": give both, or neither with Q packed as [batch, sequence, 3 * heads * head_size]");
+    }
+    if (q.size() != 3) {
+      fail("input Q (packed Q, K and V: K and V are absent) must be 3-D [batch, sequence, 3 * heads * head_size]; "
+           "got shape " + shape_str(q));
+    }
+    if (q[2] % 3 != 0 || (q[2] / 3) % h != 0) {  // not q[2] % (3 * h): num_heads may be near INT64_MAX
+      fail("input Q (packed Q, K and V: K and V are absent) needs a last dimension of 3 * num_heads * head_size "
+           "(num_heads=" + std::to_string(h) + "); got shape " + shape_str(q));
+    }
+    s.packed = true;
+    s.b = q[0];
+    s.s = s.t = q[1];
+    s.d = s.dv = q[2] / 3 / h;
+    s.q_row = s.k_row = s.v_row = q[2];
+  } else {
+    const char* names[3] = {"Q", "K", "V"};
+    const std::vector<int64_t>* shapes[3] = {&q, k, v};
+    for (int i = 0; i < 3; ++i) {
+      if (shapes[i]->size() != 3) {
+        fail(std::string("input ") + names[i] + " must be 3-D [batch, sequence, heads * head_size]; got shape " +
+             shape_str(*shapes[i]));
+      }
+    }
+    if (q[0] != (*k)[0] || q[0] != (*v)[0]) {
+      fail("inputs Q, K and V must have the same batch size; got " + shape_str(q) + ", " + shape_str(*k) + ", " +
+           shape_str(*v));
+    }
+    if ((*k)[1] != (*v)[1]) {
+      fail("inputs K and V must have the same length T; got " + shape_str(*k) + " and " + shape_str(*v));
+    }
+    if (q[2] != (*k)[2]) {
+      fail("inputs Q and K must have the same last dimension; got " + shape_str(q) + " and " + shape_str(*k));
+    }
+    if (q[2] % h != 0 || (*v)[2] % h != 0) {
+      fail("num_heads=" + std::to_string(h) + " must divide the last dimensions of Q/K (" + std::to_string(q[2]) +
+           ") and V (" + std::to_string((*v)[2]) + ")");
+    }
+    s.b = q[0];
+    s.s = q[1];
+    s.t = (*k)[1];
+    s.d = q[2] / h;
+    s.dv = (*v)[2] / h;
+    s.q_row = s.k_row = q[2];
+    s.v_row = (*v)[2];
+  }
   s.scale = a.has_scale ? a.scale : (s.d > 0 ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.d))) : 1.0f);
-  s.y_shape = {s.b, s.s, v[2]};
+  s.y_shape = {s.b, s.s, s.h * s.dv};
   if (bias_shape != nullptr) {
     const std::vector<int64_t>& bs = *bias_shape;
     const int64_t full[4] = {s.b, s.h, s.s, s.t};
@@ -666,12 +692,24 @@ AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a) {
   const char* names[3] = {"Q", "K", "V"};
   const Tensor* qkv[3] = {&r.q, &r.k, &r.v};
   for (int i = 0; i < 3; ++i) {
-    require_type(*qkv[i], names[i], qkv[i]->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+    if (i == 0 || qkv[i]->present()) {
+      require_type(*qkv[i], names[i], qkv[i]->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+    }
   }
   if (r.bias.present()) {
     require_type(r.bias, "attn_bias", r.bias.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
   }
-  r.shape = attention_shape(a, r.q.shape, r.k.shape, r.v.shape, r.bias.present() ? &r.bias.shape : nullptr);
+  r.shape = attention_shape(a, r.q.shape, r.k.present() ? &r.k.shape : nullptr, r.v.present() ? &r.v.shape : nullptr,
+                            r.bias.present() ? &r.bias.shape : nullptr);
+  r.q_data = static_cast<const float*>(r.q.data);
+  if (r.shape.packed) {
+    // a zero-size Q may have no buffer; no element is read then
+    r.k_data = r.q_data == nullptr ? nullptr : r.q_data + r.shape.h * r.shape.d;
+    r.v_data = r.q_data == nullptr ? nullptr : r.q_data + 2 * r.shape.h * r.shape.d;
+  } else {
+    r.k_data = static_cast<const float*>(r.k.data);
+    r.v_data = static_cast<const float*>(r.v.data);
+  }
   if (is_fp8_type(a.output_type)) {
     if (!r.y_scale.present()) fail("output_dtype is FP8 and needs y_scale (input 4)");
     require_type(r.y_scale, "y_scale", r.y_scale.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");

@@ -170,17 +170,22 @@ struct AttentionAttrs {
 };
 AttentionAttrs parse_attention_attrs(const OrtKernelInfo* info);
 
-// Q [b, s, h*d], K [b, t, h*d], V [b, t, h*dv]; attn_bias broadcast to [b, h, s, t] through element strides (0 on
-// a broadcast axis).
+// Q [b, s, h*d], K [b, t, h*d], V [b, t, h*dv], or packed: Q [b, s, 3*h*d] holding Q, K and V side by side (K and
+// V absent; t = s, dv = d). attn_bias broadcast to [b, h, s, t] through element strides (0 on a broadcast axis).
 struct AttentionShape {
   int64_t b, s, t, h, d, dv;
   float scale;
+  bool packed = false;
+  // elements between consecutive sequence positions of Q, K and V (h*d, h*d, h*dv; 3*h*d each when packed); packed,
+  // K starts h*d and V 2*h*d elements after Q's start
+  int64_t q_row = 0, k_row = 0, v_row = 0;
   int64_t bias_stride[4] = {0, 0, 0, 0};  // b, h, s, t
   std::vector<int64_t> y_shape;           // [b, s, h*dv]
 };
-// Checks the shapes against the contract (the messages name the input and the fix); bias_shape empty: no bias.
-AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>& k,
-                               const std::vector<int64_t>& v, const std::vector<int64_t>* bias_shape);
+// Checks the shapes against the contract (the messages name the input and the fix); k and v null: packed Q;
+// bias_shape null: no bias.
+AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>* k,
+                               const std::vector<int64_t>* v, const std::vector<int64_t>* bias_shape);
 
 // A kernel's FP8Attention run up to the arithmetic, the same on every device: inputs checked, the geometry, Y
 // allocated with output_dtype's type. y_scale is checked for presence, type and size here; its value is read by
@@ -188,6 +193,7 @@ AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_
 struct AttentionRun {
   Tensor q, k, v, bias, y_scale, y;
   AttentionShape shape;
+  const float *q_data = nullptr, *k_data = nullptr, *v_data = nullptr;  // packed: K and V point into Q
 };
 AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a);
 

@@ -193,11 +193,21 @@ void infer_matmul(OrtShapeInferContext* ctx, Dims& y) {
   y.names.back() = n < 0 ? (trans_b ? b.names[0] : b.names[1]) : "";
 }
 
-// Y [B, S, H*Dv] from Q [B, S, .] and V [., ., H*Dv]; the kernel checks the rest.
+ONNXTensorElementDataType infer_input_type(OrtShapeInferContext* ctx, size_t index);
+
+// Y [B, S, H*Dv] from Q [B, S, .] and V [., ., H*Dv], or from a packed Q [B, S, 3*H*D] (V absent): [B, S, H*D]; the
+// kernel checks the rest.
 void infer_attention(OrtShapeInferContext* ctx, Dims& y) {
   Dims q, v;
-  if (!input_dims(ctx, 0, &q) || !input_dims(ctx, 2, &v)) return;
+  if (!input_dims(ctx, 0, &q)) return;
   if (q.values.size() != 3) fail("input Q must be 3-D; got rank " + std::to_string(q.values.size()));
+  if (infer_input_type(ctx, 2) == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {  // packed Q, K and V
+    y = q;
+    y.values[2] = q.values[2] >= 0 ? q.values[2] / 3 : -1;
+    y.names[2] = "";
+    return;
+  }
+  if (!input_dims(ctx, 2, &v)) return;
   if (v.values.size() != 3) fail("input V must be 3-D; got rank " + std::to_string(v.values.size()));
   y = q;
   y.values[2] = v.values[2];
@@ -304,7 +314,7 @@ const std::vector<OpSchema>& op_schemas() {
        kGpuDequantize},
       {OpKind::kMaxPool, "FP8MaxPool", kOpSinceVersion, {"X"}, 1, 1, ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
        create_cpu_max_pool, kGpuMaxPool},
-      {OpKind::kAttention, "FP8Attention", kOpSinceVersion, {"Q", "K", "V", "attn_bias", "y_scale"}, 3, 1, kF32,
+      {OpKind::kAttention, "FP8Attention", kOpSinceVersion, {"Q", "K", "V", "attn_bias", "y_scale"}, 1, 1, kF32,
        create_cpu_attention, kGpuAttention},
       {OpKind::kLayerNorm, "FP8LayerNormalization", kOpSinceVersion, {"X", "Scale", "B", "y_scale"}, 2, 2, kE4M3,
        create_cpu_layer_norm, kGpuLayerNorm},

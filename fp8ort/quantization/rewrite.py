@@ -21,6 +21,7 @@ from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
 from .mask import DropMaskExpandPass
 from .pooling import rewrite_pooling
 from .prepare import is_std, new_initializer
+from .qkv import PackQkvPass
 from .rules import Group, fp8_outputs, pooled_fp8_outputs
 from .shared_input import ShareInputQuantizePass
 
@@ -173,6 +174,7 @@ class Fp8OrtEmitter(_Emitter):
         if self.config.fuse_attention:  # multi-head attention blocks become FP8Attention (dead shape code goes below)
             Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
             DropMaskExpandPass()(self.model)  # FP8Attention broadcasts the mask: its Expand and shape nodes go
+            PackQkvPass()(self.model)  # the Q, K and V projections of one input: one FP8MatMul, the packed form
         FoldConstantLookupPass()(self.model)  # a lookup with constant ids (token types) folds into the word table
         if self.config.fp8_activations:  # a float tensor several FP8 ops quantize alike: one FP8Quantize for all
             ShareInputQuantizePass()(self.model)

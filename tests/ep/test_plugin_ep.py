@@ -157,6 +157,9 @@ def test_fp8_attention_on_the_ep(out, seed, library):
     inputs, attrs = attention_case(np.random.default_rng(5000 + seed), out_type)
     model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
     _check_op(model, {n: inputs[n] for n in ("Q", "K", "V")}, library)
+    inputs, attrs = attention_case(np.random.default_rng(5100 + seed), out_type, packed=True)
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q"], output_dtype=out_type, **attrs)
+    _check_op(model, {"Q": inputs["Q"]}, library)
 
 
 @pytest.mark.parametrize("seed", range(2))

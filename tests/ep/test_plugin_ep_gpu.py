@@ -227,6 +227,39 @@ def test_attention_block_sizes_give_the_same_bits(out_type, library):
         assert np.abs(few - want).max() <= 2e-5 * np.abs(want).max()
 
 
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN])
+@pytest.mark.parametrize(("b", "d"), [(2, 64), (32, 64), (3, 30), (2, 128)])  # 30: not whole 16-byte loads
+def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, library):
+    """The packed form (Q, K and V side by side in one [B, S, 3*H*D] tensor, as one FP8MatMul writes them) reads the
+    same values through other row strides: the same bits as the three-input form, and both near the reference."""
+    from ..test_cpu_kernels import attention_reference
+
+    rng = np.random.default_rng(6200 + b + d + out_type)
+    s, h = 77, 3
+    qkv = rng.standard_normal((b, s, 3 * h * d)).astype(np.float32)
+    qkv[..., 2 * h * d :] *= 50
+    bias = np.zeros((b, 1, 1, s), np.float32)
+    bias[..., s // 2 :] = np.finfo(np.float32).min
+    extra = {"attn_bias": bias, **({"y_scale": np.float32(0.05)} if nx.is_fp8(out_type) else {})}
+    attrs = {"num_heads": h}
+    q, k, v = (np.ascontiguousarray(a) for a in np.split(qkv, 3, axis=2))
+    outs = []
+    for feeds in ({"Q": qkv}, {"Q": q, "K": k, "V": v}):
+        model = ops.make_op_model(
+            "FP8Attention", {**feeds, **extra}, graph_inputs=list(feeds), output_dtype=out_type, **attrs
+        )
+        sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+        _all_on_ep(sess)
+        outs.append(ops.run(sess, feeds)[0])
+    packed, three = outs
+    assert packed.dtype == three.dtype and packed.tobytes() == three.tobytes()
+    want = attention_reference({"Q": qkv, **extra}, attrs, out_type)
+    if nx.is_fp8(out_type):
+        assert (want.view(np.uint8) == packed.view(np.uint8)).mean() >= 0.98
+    else:
+        assert np.abs(packed - want).max() <= 2e-5 * np.abs(want).max()
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=str)
 @pytest.mark.parametrize("cols", [None, 768], ids=["random", "c768"])  # 768: the warp-per-row kernel
