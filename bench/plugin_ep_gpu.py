@@ -16,6 +16,7 @@ exported by ``pytorch_side.export_model``) and batch size, in one run (``--syste
     python3 bench/plugin_ep_gpu.py --out bench/results/h200.json --ort-gpu-site /tmp/ortsite --plot
         [--models resnet50 efficientnet_b0 bert] [--batches 1 32 256] [--torch-compile] [--update]
 
+``--skip-pass qkv.PackQkvPass`` (or ``BENCH_SKIP_PASS``) quantizes without that quantizer pass, for an A/B of it.
 ``--update`` lays this run's rows over the existing ``--out`` file (per model, batch and system), so the models can
 be measured in separate calls; ``--plot`` then writes ``<out>.png`` and ``<out>.md`` (bench/plot.py).
 """
@@ -24,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -32,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnx_ir as ir
 import onnxruntime as ort
 from harness import (
     BATCH_DIM,
@@ -256,7 +260,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--torch-compile", action="store_true", help="add the torch.compile rows (slow to compile)")
     ap.add_argument("--update", action="store_true", help="lay the results over the existing --out record")
     ap.add_argument("--plot", action="store_true", help="also write <out>.png and <out>.md (bench/plot.py)")
+    ap.add_argument(
+        "--skip-pass",
+        nargs="*",
+        default=os.environ.get("BENCH_SKIP_PASS", "").split(),
+        metavar="MODULE.CLASS",
+        help="quantizer passes to leave out, for an A/B of one pass (e.g. qkv.PackQkvPass; default: $BENCH_SKIP_PASS)",
+    )
     args = ap.parse_args(argv)
+    for spec in args.skip_pass:
+        module, _, cls = spec.rpartition(".")
+        try:
+            target = getattr(importlib.import_module(f"fp8ort.quantization.{module}"), cls)
+        except (ImportError, AttributeError, ValueError):
+            ap.error(f"--skip-pass {spec}: no such pass in fp8ort.quantization (give module.Class)")
+        target.call = lambda self, model: ir.passes.PassResult(model, False)
+        print(f"quantizer pass left out: {spec}", flush=True)
     if args.torch_compile and "torch_compile" not in args.systems:
         args.systems.append("torch_compile")
     if {"ort_cuda", "fp8ort_cuda_ep"} & set(args.systems) and not args.ort_gpu_site:
