@@ -9,10 +9,7 @@
 // conflicts), updates the 8 running maxima, writes exp(s - m) to shared memory in place of K^T and accumulates P @ V
 // for DMAX / 32 output columns per lane. Tiles are loaded 16 bytes per thread where D % 4 == 0.
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "fp8_epilogue_apply.h"  // multiprocessors()
 #include "fp8_numerics.h"
 #include "fp8_status.h"
 #include "onnx_nn_device.h"  // nn::shfl_xor: xor masks below 32 stay inside a logical warp on wave64 too
@@ -258,20 +255,8 @@ fp8ort_status launch_attention(const float* q, const float* k, const float* v, c
 template <class Out>
 fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v, const float* bias,
                                  const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
-    if (p.d <= 64) {
-        // Fewer 64-row blocks than two per multiprocessor (small batches: BERT-base at batch 1 has 2 x 12 of them
-        // for 132 multiprocessors, each a serial walk over every key): 16-row blocks, four times as many. A row's
-        // keys go through the same 64-key tiles in the same order in both, so the outputs are the same bits.
-        // FP8ORT_ATTENTION_ROWS=16|64 forces one (A/B runs; read once).
-        static const int forced = [] {
-            const char* e = getenv("FP8ORT_ATTENTION_ROWS");
-            return e && (strcmp(e, "16") == 0 || strcmp(e, "64") == 0) ? atoi(e) : 0;
-        }();
-        const int64_t blocks = (p.s + 63) / 64 * p.h * p.b;
-        if (forced == 16 || (forced == 0 && blocks < 2 * static_cast<int64_t>(multiprocessors())))
-            return launch_attention<64, 2, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 37 KB smem
-        return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
-    }
+    // 16-row blocks for small batches (four times the blocks) were slower at BERT-base batch 1 and 8 (bench/NOTES.md)
+    if (p.d <= 64) return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
     return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
 }
 

@@ -44,12 +44,15 @@ __device__ __forceinline__ float hard_sigmoid_rn(float y, float alpha, float bet
 }
 
 // The activations other than Relu (reference.py defines them; the piecewise-linear ones are bit-exact here).
-// 1 / (1 + exp(-t)) in float32; for t < 0 as e / (1 + e) with e = exp(t), so that it reaches the float32
-// subnormals as the reference's float64 evaluation does instead of stopping at 0 where exp(-t) overflows.
+// 1 / (1 + exp(-t)) in float32 without a branch (a warp's values have both signs): e = exp(-|t|) lies in [0, 1] and
+// never overflows, r = 1 / (1 + e) by the hardware reciprocal (1 + e lies in [1, 2]: no special case to check), and
+// the sigmoid is r for t >= 0 and e * r = e / (1 + e) for t < 0, which reaches the float32 subnormals as the
+// reference's float64 evaluation does (expf scales by 2^k without flushing). NaN stays NaN. Within a few float32 ulps
+// of the reference: expf's, the reciprocal's and one product's rounding (the tests allow 8).
 __device__ __forceinline__ float sigmoid_f32(float t) {
-    if (t >= 0.0f) return 1.0f / (1.0f + expf(-t));
-    const float e = expf(t);
-    return e / (1.0f + e);
+    const float e = expf(-fabsf(t));
+    const float r = __fdividef(1.0f, 1.0f + e);
+    return t >= 0.0f ? r : e * r;
 }
 
 // The activation's value, inlined where it is called: the standalone epilogue pass (fp8_epilogue_apply.hip), where a

@@ -22,8 +22,8 @@
 #            order given (repeat a value to see the machine's drift): AB_VAR (default FP8ORT_GEMM_KERNEL), AB_VALUES
 #            (default "auto 5 6 auto"; auto leaves the variable unset), AB_MODEL (default efficientnet_b0),
 #            AB_BATCHES (default "32 256"): ab_<var>_<i>_<value>.json. The depthwise A/B: AB_VAR=FP8ORT_DEPTHWISE
-#            AB_VALUES="pixel strip pixel strip"; BERT's attention blocks: AB_VAR=FP8ORT_ATTENTION_ROWS
-#            AB_VALUES="64 16 64 16" AB_MODEL=bert AB_BATCHES="1 8 32"; a quantizer pass: AB_VAR=BENCH_SKIP_PASS
+#            AB_VALUES="pixel strip pixel strip"; BERT's GEMM backend: AB_VAR=FP8ORT_GEMM_BACKEND
+#            AB_VALUES="auto ours auto ours" AB_MODEL=bert AB_BATCHES="1"; a quantizer pass: AB_VAR=BENCH_SKIP_PASS
 #            AB_VALUES="auto qkv.PackQkvPass auto qkv.PackQkvPass" AB_MODEL=bert AB_BATCHES="1 32"
 #   layers   bench/conv_layers.py per model of LAYER_MODELS (default "efficientnet_b0 resnet50"), batch LAYER_BATCHES
 #            (default 256): every convolution alone with each kernel variant, without its activation, and cuDNN FP16:
