@@ -25,15 +25,11 @@ from .bad_cases import CASES
 ROOT = Path(__file__).resolve().parents[2]
 CHILD_TIMEOUT_S = 240
 ROUTES = ("custom_op", "ep", "ep_gpu")
-# What the GPU device does differently, found on the H200 on 2026-12-04 (bench/results/logs_h200_2026-12-04/
-# bad_models_gpu.log) and not fixed yet: strict xfails, so a fix shows up as an XPASS to delete here. No case crashed.
-# Fixed since (bad_models_gpu_after.log): constant scales checked when the kernel is made, the CPU's shape checks of
-# scales and biases, empty outputs returned before packing.
-GPU_KNOWN = {
-    "conv-input-plane-zero": "an empty input plane with padding around it: the GPU's weight packer refuses the zero "
-    "size, the CPU computes the bias-only output",
-    "conv-strides-huge": "the GPU kernel refuses strides above 2^20, which the CPU computes (a 1x1 output)",
-}
+# What the GPU device does differently from the CPU: strict xfails, so a fix shows up as an XPASS to delete here.
+# Found on the H200 on 2026-12-04 (bench/results/logs_h200_2026-12-04/bad_models_gpu.log); the last two (a degenerate
+# convolution: an empty input plane, strides above 2^20) fixed by a host-side rewrite, XPASS on 2026-12-05
+# (bench/results/logs_h200_2026-12-05/HOW.md). None left; no case ever crashed.
+GPU_KNOWN: dict[str, str] = {}
 # Cases a run leaves out, comma-separated: tools/sanitize.sh skips the one that asks for more memory than exists,
 # which AddressSanitizer's allocator aborts on (it cannot make a failed operator new throw) instead of failing it.
 SKIPPED = {n for n in os.environ.get("FP8ORT_BAD_CASES_SKIP", "").split(",") if n}
