@@ -40,7 +40,7 @@ import numpy as np
 import onnx_ir as ir
 
 from .. import numerics as nx
-from .prepare import STD_DOMAINS, const_array, is_std
+from .prepare import STD_DOMAINS, attr_value, const_array, is_std
 
 FP8ORT_DOMAIN = "com.fp8ort"
 MAX_HEAD_SIZE = 128  # the GPU kernels' largest head size D = Dv
@@ -84,11 +84,6 @@ def _dim(v: ir.Value, axis: int) -> int | ir.SymbolicDim | None:
     return None if r is None or not 0 <= axis < r else v.shape[axis]
 
 
-def _attr(node: ir.Node, name: str, default):
-    a = node.attributes.get(name)
-    return default if a is None else a.value
-
-
 def _scalar_const(v: ir.Value | None) -> float | None:
     """The value of a one-element float constant, else None."""
     a = const_array(v)
@@ -98,7 +93,7 @@ def _scalar_const(v: ir.Value | None) -> float | None:
 
 
 def _perm(node: ir.Node, rank: int | None) -> list[int] | None:
-    perm = _attr(node, "perm", None)
+    perm = attr_value(node, "perm", None)
     if perm is None:
         return None if rank is None else list(range(rank))[::-1]
     return [int(p) for p in perm]
@@ -140,20 +135,20 @@ class _Shapes:
             r = _rank(ins[0])
             if r is None:
                 return None
-            start, end = int(_attr(node, "start", 0)), _attr(node, "end", None)
+            start, end = int(attr_value(node, "start", 0)), attr_value(node, "end", None)
             axes = range(r)[slice(start, None if end is None else int(end))]
             return [d if isinstance(d := ins[0].shape[i], int) else _Dim(ins[0], i) for i in axes]
         if op in ("Identity", "Unsqueeze", "Squeeze"):
             e = elems(0)
             return e if e is not None and (op == "Identity" or len(e) == 1) else None
         if op == "Cast":
-            return elems(0) if _attr(node, "to", 0) in (int(ir.DataType.INT64), int(ir.DataType.INT32)) else None
+            return elems(0) if attr_value(node, "to", 0) in (int(ir.DataType.INT64), int(ir.DataType.INT32)) else None
         if op == "Concat":
             parts = [self.shape_elements(x, depth + 1) for x in ins]
             return None if any(p is None for p in parts) else [e for p in parts for e in p]
         if op == "Gather":
             data, idx = elems(0), const_array(ins[1]) if len(ins) > 1 else None
-            if data is None or idx is None or int(_attr(node, "axis", 0)) != 0 or idx.ndim > 1:
+            if data is None or idx is None or int(attr_value(node, "axis", 0)) != 0 or idx.ndim > 1:
                 return None
             n = len(data)
             picked = [int(i) for i in idx.reshape(-1)]
@@ -247,21 +242,21 @@ class _Shapes:
                 return []
             if isinstance(e[j], _Dim):
                 return [(e[j].value, e[j].axis)]
-            if e[j] == 0 and not _attr(node, "allowzero", 0):
+            if e[j] == 0 and not attr_value(node, "allowzero", 0):
                 return [(ins[0], j)]
             return []
         if op == "Gather" and len(ins) == 2:
             rd, ri = _rank(ins[0]), _rank(ins[1])
             if rd is None or ri is None:
                 return []
-            axis = int(_attr(node, "axis", 0)) % rd
+            axis = int(attr_value(node, "axis", 0)) % rd
             if j < axis:
                 return [(ins[0], j)]
             if j < axis + ri:
                 return [(ins[1], j - axis)]
             return [(ins[0], j - ri + 1)]
         if op == "Concat":
-            axis = int(_attr(node, "axis", 0)) % r
+            axis = int(attr_value(node, "axis", 0)) % r
             return [(ins[0], j)] if j != axis and _rank(ins[0]) == r else []
         return []
 
@@ -336,7 +331,7 @@ class _Matcher:
         r = _rank(sm.inputs[0])
         if r != 4:
             raise _Reject(f"Softmax on a tensor of rank {r if r is not None else 'unknown'}, not [B, H, S, T] scores")
-        axis = int(_attr(sm, "axis", -1 if self.opset >= 13 else 1))
+        axis = int(attr_value(sm, "axis", -1 if self.opset >= 13 else 1))
         if axis not in (-1, 3):
             raise _Reject(f"Softmax over axis {axis}, not the last axis of the scores")
         qk, bias, score_scale, score_nodes = self._scores(sm.inputs[0])
@@ -590,7 +585,7 @@ class _Matcher:
         elems = self.shapes.shape_elements(node.inputs[1])
         if elems is None:
             raise _Reject(f"the target shape of Reshape {node.name} ({what}) is not known")
-        allowzero = int(_attr(node, "allowzero", 0))
+        allowzero = int(attr_value(node, "allowzero", 0))
         specs: list[tuple[str, object]] = []
         for i, e in enumerate(elems):
             if isinstance(e, _Dim):

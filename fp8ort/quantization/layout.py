@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import onnx_ir as ir
 
-from .prepare import is_std, new_initializer
+from .prepare import attr_value, is_std, new_initializer
 
 TO_NCHW = [0, 3, 1, 2]
 NHWC_POSITION = (0, 3, 1, 2)  # where NCHW axis i sits in the NHWC tensor
@@ -187,11 +187,6 @@ def _fp8ort_node(node: ir.Node | None, op: str) -> bool:
     return node is not None and node.domain == FP8ORT_DOMAIN and node.op_type == op
 
 
-def _attr(node: ir.Node, name: str, default):
-    a = node.attributes.get(name)
-    return default if a is None else a.value
-
-
 class Fp8MaxPoolPass(ir.passes.InPlacePass):
     """Run a MaxPool between NHWC FP8Convs on FP8 NHWC data (``com.fp8ort.FP8MaxPool``).
 
@@ -218,14 +213,14 @@ class Fp8MaxPoolPass(ir.passes.InPlacePass):
     def _why_not(self, pool: ir.Node) -> str:
         if len(pool.outputs) > 1 and (pool.outputs[1].uses() or pool.outputs[1].is_graph_output()):
             return "MaxPool with an Indices output has no FP8 kernel"
-        kernel = _attr(pool, "kernel_shape", [])
+        kernel = attr_value(pool, "kernel_shape", [])
         if len(kernel) != 2:
             return f"{len(kernel)}-D MaxPool: FP8MaxPool is 2-D only"
-        if _attr(pool, "auto_pad", "NOTSET") != "NOTSET":
+        if attr_value(pool, "auto_pad", "NOTSET") != "NOTSET":
             return "MaxPool with auto_pad: FP8MaxPool takes explicit pads only"
         src = _to_nchw_source(pool.inputs[0])
         producer = src.producer() if src is not None else None
-        if not (_fp8ort_node(producer, "FP8Conv") and _attr(producer, "layout", "NCHW") == "NHWC"):
+        if not (_fp8ort_node(producer, "FP8Conv") and attr_value(producer, "layout", "NCHW") == "NHWC"):
             return "its input does not come from an NHWC FP8Conv"
         if len(src.uses()) != 1 or len(pool.inputs[0].uses()) != 1 or pool.inputs[0].is_graph_output():
             return "the FP8Conv output it reads has other readers"
@@ -242,7 +237,7 @@ class Fp8MaxPoolPass(ir.passes.InPlacePass):
                 return "a reader of its output is not an FP8 op"
             for u in t.outputs[0].uses():
                 conv = u.node
-                if not (_fp8ort_node(conv, "FP8Conv") and u.idx == 0 and _attr(conv, "layout", "NCHW") == "NHWC"):
+                if not (_fp8ort_node(conv, "FP8Conv") and u.idx == 0 and attr_value(conv, "layout", "NCHW") == "NHWC"):
                     return "a reader of its output is not an NHWC FP8Conv reading it as X"
                 scale = conv.inputs[2]
                 if scale is None or scale.const_value is None:
@@ -269,11 +264,11 @@ class Fp8MaxPoolPass(ir.passes.InPlacePass):
         out = pool.outputs[0]
         y = ir.Value(name=f"{out.name}.nhwc", type=ir.TensorType(fp8), shape=to_nhwc[0].outputs[0].shape)
         attrs = [
-            ir.AttrInt64s("kernel_shape", list(_attr(pool, "kernel_shape", []))),
-            ir.AttrInt64s("strides", list(_attr(pool, "strides", [1, 1]))),
-            ir.AttrInt64s("pads", list(_attr(pool, "pads", [0, 0, 0, 0]))),
-            ir.AttrInt64s("dilations", list(_attr(pool, "dilations", [1, 1]))),
-            ir.AttrInt64("ceil_mode", int(_attr(pool, "ceil_mode", 0))),
+            ir.AttrInt64s("kernel_shape", list(attr_value(pool, "kernel_shape", []))),
+            ir.AttrInt64s("strides", list(attr_value(pool, "strides", [1, 1]))),
+            ir.AttrInt64s("pads", list(attr_value(pool, "pads", [0, 0, 0, 0]))),
+            ir.AttrInt64s("dilations", list(attr_value(pool, "dilations", [1, 1]))),
+            ir.AttrInt64("ceil_mode", int(attr_value(pool, "ceil_mode", 0))),
             ir.AttrString("layout", "NHWC"),
         ]
         name = pool.name

@@ -254,6 +254,12 @@ def const_array(v: ir.Value | None) -> np.ndarray | None:
     return None
 
 
+def attr_value(node: ir.Node, name: str, default):
+    """The value of ``node``'s attribute ``name``, or ``default`` where it has none."""
+    a = node.attributes.get(name)
+    return default if a is None else a.value
+
+
 def single_consumer(v: ir.Value) -> ir.Node | None:
     """The one node that reads ``v`` (None for graph outputs and for values read by several nodes)."""
     if v.is_graph_output():

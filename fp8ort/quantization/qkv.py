@@ -16,14 +16,9 @@ from __future__ import annotations
 import numpy as np
 import onnx_ir as ir
 
-from .prepare import const_array, new_initializer, single_consumer
+from .prepare import attr_value, const_array, new_initializer, single_consumer
 
 FP8ORT_DOMAIN = "com.fp8ort"
-
-
-def _attr(node: ir.Node, name: str, default):
-    a = node.attributes.get(name)
-    return default if a is None else a.value
 
 
 def _projection(v: ir.Value | None, attn: ir.Node) -> ir.Node | None:
@@ -34,7 +29,7 @@ def _projection(v: ir.Value | None, attn: ir.Node) -> ir.Node | None:
         return None
     if any(x is not None for x in p.inputs[5:]) or p.inputs[0] is None or p.inputs[2] is None:
         return None
-    if _attr(p, "activation", "") not in ("", b"") or _attr(p, "output_dtype", 1) != ir.DataType.FLOAT:
+    if attr_value(p, "activation", "") not in ("", b"") or attr_value(p, "output_dtype", 1) != ir.DataType.FLOAT:
         return None
     return p
 
@@ -65,10 +60,10 @@ class PackQkvPass(ir.passes.InPlacePass):
         if any(p is None for p in projs) or len({id(p) for p in projs}) != 3:
             return False
         q = projs[0]
-        trans_b = _attr(q, "transB", 0)
+        trans_b = attr_value(q, "transB", 0)
         if any(p.inputs[0] is not q.inputs[0] or not _same_scale(p.inputs[2], q.inputs[2]) for p in projs):
             return False
-        if any(_attr(p, "transB", 0) != trans_b for p in projs):
+        if any(attr_value(p, "transB", 0) != trans_b for p in projs):
             return False
         weights = [const_array(p.inputs[1]) for p in projs]
         if any(w is None or w.ndim != 2 or w.dtype != weights[0].dtype or w.shape != weights[0].shape for w in weights):
