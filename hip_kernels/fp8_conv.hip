@@ -15,7 +15,7 @@ namespace {
 std::atomic<int> g_depthwise_override{FP8ORT_DEPTHWISE_AUTO};
 
 // fp8ort_conv_set_depthwise_variant's choice, or else FP8ORT_DEPTHWISE from the environment (read once); AUTO is the
-// per-pixel kernel until the strip kernel has been timed against it.
+// per-pixel kernel (the strip kernel measured slower on the H200, bench/NOTES.md).
 fp8ort_depthwise_variant depthwise_variant() {
     static const int from_env = [] {
         const char* v = getenv("FP8ORT_DEPTHWISE");

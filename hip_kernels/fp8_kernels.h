@@ -211,8 +211,8 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
-/* The depthwise kernel (tests, benchmarks): FP8ORT_DEPTHWISE_AUTO picks (the per-pixel kernel today: the strip
- * kernel has not been timed yet), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread, FP8ORT_DEPTHWISE_STRIP four
+/* The depthwise kernel (tests, benchmarks): FP8ORT_DEPTHWISE_AUTO picks (the per-pixel kernel: the strip kernel
+ * measured slower on the H200, bench/NOTES.md), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread, FP8ORT_DEPTHWISE_STRIP four
  * outputs along W per thread where it applies (channels a multiple of 8, kernel width 3 or 5, stride 1 or 2 and no
  * dilation along W, E4M3FN weights, float32/float16/E4M3FN output; the rest takes the per-pixel kernel). Both give
  * the same bits. In a library loaded by ORT, where this cannot be called, FP8ORT_DEPTHWISE=pixel|strip in the
