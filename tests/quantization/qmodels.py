@@ -117,3 +117,20 @@ def bottleneck(seed: int = 0) -> ir.Model:
             "wc": _init(rng, (8, 8, 3, 3), 0.2),
         },
     )
+
+
+def padded_encoder_feed(seed: int, padded_row: int, pad: int, batch: int = 3, seq: int = 16) -> dict:
+    """``input_ids`` (random, below 100) and an ``attention_mask`` with the last ``pad`` positions of one row masked."""
+    rng = np.random.default_rng(seed)
+    mask = np.ones((batch, seq), np.int64)
+    mask[padded_row, -pad:] = 0
+    return {"input_ids": rng.integers(0, 100, (batch, seq)).astype(np.int64), "attention_mask": mask}
+
+
+def quantized_with_and_without(src: str, pass_class: type, feed: dict, monkeypatch) -> tuple:
+    """``fp8ort.quantize(src)`` as it is, then with ``pass_class`` doing nothing (calibrated on ``feed``)."""
+    import fp8ort
+
+    with_pass = fp8ort.quantize(src, calibration_data=feed)
+    monkeypatch.setattr(pass_class, "call", lambda self, m: ir.passes.PassResult(m, False))
+    return with_pass, fp8ort.quantize(src, calibration_data=feed)

@@ -15,6 +15,7 @@ import onnx_ir as ir
 import onnx_ir.passes.common
 import onnxruntime as ort
 import pytest
+import qmodels
 from onnx import TensorProto, helper, numpy_helper
 
 from fp8ort.quantization.embedding import FoldConstantLookupPass
@@ -149,14 +150,8 @@ def test_bert_export_folds_with_the_same_outputs(tmp_path, library, monkeypatch)
 
     src = str(tmp_path / "bert.onnx")
     tm.export("bert", "ts", 17, src)
-    rng = np.random.default_rng(3)
-    seq = 16
-    mask = np.ones((3, seq), np.int64)
-    mask[1, -5:] = 0
-    feed = {"input_ids": rng.integers(0, 100, (3, seq)).astype(np.int64), "attention_mask": mask}
-    folded = fp8ort.quantize(src, calibration_data=feed)
-    monkeypatch.setattr(embedding.FoldConstantLookupPass, "call", lambda self, m: ir.passes.PassResult(m, False))
-    plain = fp8ort.quantize(src, calibration_data=feed)
+    feed = qmodels.padded_encoder_feed(3, padded_row=1, pad=5)
+    folded, plain = qmodels.quantized_with_and_without(src, embedding.FoldConstantLookupPass, feed, monkeypatch)
     assert len(folded.graph.node) < len(plain.graph.node)
     tables = {t.name for t in folded.graph.initializer}
     assert not any("token_type" in n and "plus" not in n for n in tables)

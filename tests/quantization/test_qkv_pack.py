@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
+import qmodels
 from onnx import TensorProto, helper, numpy_helper
 
 import fp8ort
@@ -141,14 +142,8 @@ def test_encoder_exports_pack_with_the_same_outputs(name, exporter, tmp_path, li
     tm = pytest.importorskip("torch_models", reason="torch_models needs torch")
     src = str(tmp_path / "encoder.onnx")
     tm.export(name, exporter, 17 if exporter == "ts" else 18, src)
-    rng = np.random.default_rng(4)
-    seq = 16
-    mask = np.ones((3, seq), np.int64)
-    mask[2, -6:] = 0
-    feed = {"input_ids": rng.integers(0, 100, (3, seq)).astype(np.int64), "attention_mask": mask}
-    packed = fp8ort.quantize(src, calibration_data=feed)
-    monkeypatch.setattr(qkv.PackQkvPass, "call", lambda self, m: ir.passes.PassResult(m, False))
-    plain = fp8ort.quantize(src, calibration_data=feed)
+    feed = qmodels.padded_encoder_feed(4, padded_row=2, pad=6)
+    packed, plain = qmodels.quantized_with_and_without(src, qkv.PackQkvPass, feed, monkeypatch)
     layers = tm.ENCODER_DIMS["layers"]
     count = collections.Counter(n.op_type for n in packed.graph.node)
     assert count["FP8MatMul"] == collections.Counter(n.op_type for n in plain.graph.node)["FP8MatMul"] - 2 * layers
