@@ -1,32 +1,12 @@
 // FP8 convolution, NHWC: an implicit GEMM over the portable main loop (fp8_gemm_core.h) with rows =
 // batch * out_h * out_w, columns = output channels of one group, K = kernel_h * kernel_w * (in_c / group) in
 // (tap, channel) order, and a direct kernel for depthwise convolution (one input and one output channel per group).
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
-
 #include "fp8_conv_source.h"
 #include "fp8_gemm_core.h"
 #include "fp8_gemm_sm90.h"
 
 namespace fp8ort {
 namespace {
-
-std::atomic<int> g_depthwise_override{FP8ORT_DEPTHWISE_AUTO};
-
-// fp8ort_conv_set_depthwise_variant's choice, or else FP8ORT_DEPTHWISE from the environment (read once); AUTO is the
-// per-pixel kernel (the strip kernel measured slower on the H200, bench/NOTES.md).
-fp8ort_depthwise_variant depthwise_variant() {
-    static const int from_env = [] {
-        const char* v = getenv("FP8ORT_DEPTHWISE");
-        if (v && strcmp(v, "strip") == 0) return static_cast<int>(FP8ORT_DEPTHWISE_STRIP);
-        if (v && strcmp(v, "pixel") == 0) return static_cast<int>(FP8ORT_DEPTHWISE_PIXEL);
-        return static_cast<int>(FP8ORT_DEPTHWISE_AUTO);
-    }();
-    const int which = g_depthwise_override.load();
-    const int chosen = which != FP8ORT_DEPTHWISE_AUTO ? which : from_env;
-    return chosen == FP8ORT_DEPTHWISE_STRIP ? FP8ORT_DEPTHWISE_STRIP : FP8ORT_DEPTHWISE_PIXEL;
-}
 
 constexpr int kDepthwiseThreads = 256;
 constexpr int64_t kMaxDepthwiseBlocks = 65536;  // grid-stride loops beyond
@@ -202,144 +182,6 @@ __global__ void __launch_bounds__(kDepthwiseThreads)
     }
 }
 
-// ---- Depthwise, a strip of outputs per thread ----
-// One thread owns kStrip consecutive outputs along W (same image, row and 8 channels) of a kernel kKW wide with
-// stride kSW along W (dilation 1 along W): per kernel row it decodes each input column of the strip's window once
-// ((kStrip - 1) * kSW + kKW columns) and the kKW weights of the row once, where the per-pixel kernel decodes kKW input
-// columns and kKW weights for every output. Every output still adds its exact products in (ky, kx) order and skips
-// taps outside the input (a padded tap would add 0 * w, which is NaN for an infinite or NaN weight), so the sums are
-// the per-pixel kernel's bit for bit. Work items: channel group fastest (a warp reads consecutive channels), then
-// strip, row, image.
-constexpr int kStrip = 4;
-constexpr int kStripV = 8;  // channels per thread
-
-struct strip_geometry {
-    int in_h, in_w, in_c, kernel_h;
-    int stride_h, pad_top, pad_left, dilation_h;
-    int out_h, out_w;
-    uint32_t items;                             // batch * out_h * strips * (in_c / 8) work items, < 2^31
-    fast_div by_groups, by_strips, by_out_h;    // channel groups per pixel, strips per row, out_h
-};
-
-// The epilogue of the strip's first `valid` outputs (r is a constant in every copy: the accumulators stay in
-// registers).
-template <int Y>
-__device__ __forceinline__ void store_strip(const epilogue_args& ep, const epilogue_scalars& sc,
-                                            const float (&acc)[kStrip][kStripV], uint32_t pixel0, int valid, int c,
-                                            bool vec_y, bool vec_z) {
-#pragma unroll
-    for (int r = 0; r < kStrip; ++r)
-        if (r < valid) depthwise_store<Y, kStripV, true>(ep, sc, acc[r], pixel0 + r, c, vec_y, vec_z);
-}
-
-// Two blocks per multiprocessor at least: up to 128 registers, so the 32 accumulators, a kernel row's weights and
-// an input column stay in registers (the compiler's default budget spilled the 3-wide kernels).
-template <fp8ort_fp8_format F, int kKW, int kSW>
-__global__ void __launch_bounds__(kDepthwiseThreads, 2)
-    depthwise_strip_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, strip_geometry g,
-                           epilogue_args ep) {
-    constexpr int kSpan = (kStrip - 1) * kSW + kKW;  // input columns one strip reads per kernel row
-    const epilogue_scalars sc = load_scalars(ep);
-    const bool vec_y = reinterpret_cast<uintptr_t>(ep.y) % 16 == 0;  // ld = C and col are multiples of 4
-    const bool vec_z = ep.z && reinterpret_cast<uintptr_t>(ep.z) % 16 == 0;
-    const uint32_t step = gridDim.x * blockDim.x;  // items + step < 2^32
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.items; i += step) {
-        const uint32_t strip_index = g.by_groups.div(i);  // (image * out_h + oy) * strips + strip
-        const int c = static_cast<int>(i - strip_index * g.by_groups.d) * kStripV;
-        const uint32_t image_row = g.by_strips.div(strip_index);
-        const int ox0 = static_cast<int>(strip_index - image_row * g.by_strips.d) * kStrip;
-        const uint32_t image = g.by_out_h.div(image_row);
-        const int oy = static_cast<int>(image_row - image * g.out_h);
-        const int ix0 = ox0 * kSW - g.pad_left;  // input column of the strip's first tap
-        float acc[kStrip][kStripV];
-#pragma unroll
-        for (int r = 0; r < kStrip; ++r)
-#pragma unroll
-            for (int e = 0; e < kStripV; ++e) acc[r][e] = 0.0f;
-        for (int ky = 0; ky < g.kernel_h; ++ky) {
-            const int iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
-            if (iy < 0 || iy >= g.in_h) continue;
-            float wk[kKW][kStripV];
-#pragma unroll
-            for (int kx = 0; kx < kKW; ++kx)
-                load_decode<F, kStripV>(w + static_cast<uint32_t>(ky * kKW + kx) * g.in_c + c, wk[kx]);
-            // X has < 2^31 elements: 32-bit offsets
-            const uint8_t* x_row = x + (image * g.in_h + iy) * static_cast<uint32_t>(g.in_w) * g.in_c + c;
-#pragma unroll
-            for (int j = 0; j < kSpan; ++j) {  // input column ix0 + j feeds output r through tap kx = j - r * kSW
-                const int ix = ix0 + j;
-                if (ix < 0 || ix >= g.in_w) continue;
-                float xv[kStripV];
-                load_decode<F, kStripV>(x_row + static_cast<uint32_t>(ix) * g.in_c, xv);
-#pragma unroll
-                for (int r = 0; r < kStrip; ++r) {
-                    const int kx = j - r * kSW;  // compile-time after unrolling
-                    if (kx < 0 || kx >= kKW) continue;
-#pragma unroll
-                    for (int e = 0; e < kStripV; ++e) acc[r][e] = fp8ort_fma_exact_product(xv[e], wk[kx][e], acc[r][e]);
-                }
-            }
-        }
-        const uint32_t pixel0 = image_row * static_cast<uint32_t>(g.out_w) + ox0;  // (image * out_h + oy) * out_w + ox0
-        const int valid = g.out_w - ox0;  // the row's last strip may be short
-        switch (ep.y_type) {  // the output types strip_supported takes
-            case FP8ORT_FLOAT: store_strip<FP8ORT_FLOAT>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            case FP8ORT_FLOAT16: store_strip<FP8ORT_FLOAT16>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-            default: store_strip<FP8ORT_E4M3FN>(ep, sc, acc, pixel0, valid, c, vec_y, vec_z); break;
-        }
-    }
-}
-
-// Whether the strip kernel takes a problem (pointers unchecked when null, the output type when kAnyOutput):
-// 8-channel groups, kernel width 3 or 5, stride 1 or 2 and no dilation along W, 32-bit indexing, and only what the
-// models write (E4M3FN weights; float32, float16 or E4M3FN outputs), which keeps the instantiations (and the build
-// time) to four kernels with three epilogues each; everything else takes the per-pixel kernel.
-constexpr int kAnyOutput = 0;
-bool strip_supported(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow, const void* x,
-                     const void* w, int y_type) {
-    if (f != FP8ORT_E4M3FN) return false;
-    if (y_type != kAnyOutput && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN)
-        return false;
-    if (s.in_c % kStripV || (s.kernel_w != 3 && s.kernel_w != 5) || (s.stride_w != 1 && s.stride_w != 2) ||
-        s.dilation_w != 1)
-        return false;
-    if ((x && reinterpret_cast<uintptr_t>(x) % kStripV) || (w && reinterpret_cast<uintptr_t>(w) % kStripV)) return false;
-    constexpr int64_t kLimit = int64_t{1} << 31;
-    const int64_t strips = (ow + kStrip - 1) / kStrip;
-    return s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * strips * kStrip * s.out_c < kLimit &&
-           s.kernel_h * s.kernel_w * s.in_c < kLimit;
-}
-
-template <fp8ort_fp8_format F, int kKW, int kSW>
-fp8ort_status launch_strip(const uint8_t* x, const uint8_t* w, const strip_geometry& g, const epilogue_args& ep,
-                           hipStream_t stream) {
-    const int64_t blocks = (static_cast<int64_t>(g.items) + kDepthwiseThreads - 1) / kDepthwiseThreads;
-    depthwise_strip_kernel<F, kKW, kSW><<<static_cast<unsigned>(blocks < kMaxDepthwiseBlocks ? blocks
-                                                                                               : kMaxDepthwiseBlocks),
-                                          kDepthwiseThreads, 0, stream>>>(x, w, g, ep);
-    return check_launch("fp8ort_conv_nhwc (depthwise strip)");
-}
-
-template <fp8ort_fp8_format F>
-fp8ort_status launch_depthwise_strip(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
-                                     int64_t ow, const epilogue_args& ep, hipStream_t stream) {
-    strip_geometry g;
-    g.in_h = static_cast<int>(s.in_h), g.in_w = static_cast<int>(s.in_w), g.in_c = static_cast<int>(s.in_c);
-    g.kernel_h = static_cast<int>(s.kernel_h);
-    g.stride_h = static_cast<int>(s.stride_h), g.pad_top = static_cast<int>(s.pad_top);
-    g.pad_left = static_cast<int>(s.pad_left), g.dilation_h = static_cast<int>(s.dilation_h);
-    g.out_h = static_cast<int>(oh), g.out_w = static_cast<int>(ow);
-    const int64_t strips = (ow + kStrip - 1) / kStrip;
-    g.items = static_cast<uint32_t>(s.batch * oh * strips * (s.in_c / kStripV));
-    g.by_groups = fast_div::make(static_cast<uint32_t>(s.in_c / kStripV));
-    g.by_strips = fast_div::make(static_cast<uint32_t>(strips));
-    g.by_out_h = fast_div::make(static_cast<uint32_t>(oh));
-    if (s.kernel_w == 3) {
-        return s.stride_w == 1 ? launch_strip<F, 3, 1>(x, w, g, ep, stream) : launch_strip<F, 3, 2>(x, w, g, ep, stream);
-    }
-    return s.stride_w == 1 ? launch_strip<F, 5, 1>(x, w, g, ep, stream) : launch_strip<F, 5, 2>(x, w, g, ep, stream);
-}
-
 template <fp8ort_fp8_format F, int V>
 fp8ort_status launch_depthwise_vec(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
                                    int64_t ow, const epilogue_args& ep, hipStream_t stream) {
@@ -366,10 +208,6 @@ template <fp8ort_fp8_format F>
 fp8ort_status launch_depthwise(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
                                int64_t ow, const epilogue_args& ep, hipStream_t stream) {
     constexpr int64_t kLimit = int64_t{1} << 31;
-    if constexpr (F == FP8ORT_E4M3FN) {
-        if (depthwise_variant() == FP8ORT_DEPTHWISE_STRIP && strip_supported(F, s, oh, ow, x, w, ep.y_type))
-            return launch_depthwise_strip<F>(x, w, s, oh, ow, ep, stream);
-    }
     if (s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * ow * s.out_c < kLimit &&
         s.kernel_h * s.kernel_w * s.in_c < kLimit) {
         const auto aligned = [&](int v) {
@@ -431,11 +269,6 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
 
 using namespace fp8ort;
 
-extern "C" void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which) {
-    g_depthwise_override.store(which == FP8ORT_DEPTHWISE_PIXEL || which == FP8ORT_DEPTHWISE_STRIP ? which
-                                                                                                 : FP8ORT_DEPTHWISE_AUTO);
-}
-
 extern "C" int64_t fp8ort_conv_out_h(const fp8ort_conv_shape* s) {
     return (s->in_h + s->pad_top + s->pad_bottom - s->dilation_h * (s->kernel_h - 1) - 1) / s->stride_h + 1;
 }
@@ -457,12 +290,7 @@ static bool is_pointwise(const fp8ort_conv_shape* s) {
 
 extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_kernel_name", s) != FP8ORT_OK) return "invalid";
-    if (is_depthwise(s)) {
-        const bool strip = depthwise_variant() == FP8ORT_DEPTHWISE_STRIP &&
-                           strip_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), nullptr, nullptr,
-                                           kAnyOutput);
-        return strip ? "depthwise_strip" : "depthwise";
-    }
+    if (is_depthwise(s)) return "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
         return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"

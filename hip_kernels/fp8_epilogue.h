@@ -29,7 +29,12 @@ struct epilogue_args {
     int act;  // an fp8ort_activation other than RELU (FP8ORT_ACT_NONE = 0)
     float act_alpha;
     float act_beta;
+    bool silu_inline;  // the tile epilogues evaluate SiLU inline instead of calling apply_activation4 (tile_silu_inline)
 };
+
+// Host: whether make_epilogue_args asks the sm90a tile epilogues to inline SiLU (fp8ort_epilogue_set_silu_variant, or
+// FP8ORT_TILE_SILU=call|inline read once; the default is the call). An A/B switch: both give the same bits.
+bool tile_silu_inline();
 
 constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5
 constexpr float kHardSwishBeta = 0.5f;
@@ -260,6 +265,11 @@ __device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epil
             if constexpr (kInlineAct) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) v[e] = activation_value(p.act, p.act_alpha, p.act_beta, v[e]);
+            } else if (p.act == FP8ORT_ACT_SILU && p.silu_inline) {
+                // activation_value's SiLU expression, inlined: the callers unroll four rows, so sixteen independent
+                // evaluations the compiler can interleave (the call leaves each one's latency exposed)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) v[e] = v[e] * sigmoid_f32(v[e]);
             } else {
                 const float4 a =
                     apply_activation4(p.act, p.act_alpha, p.act_beta, make_float4(v[0], v[1], v[2], v[3]));
@@ -406,7 +416,7 @@ inline fp8ort_status make_epilogue_args(const char* op, const fp8ort_epilogue* e
     const bool relu = e->relu == 1 || act == FP8ORT_ACT_RELU;
     *out = epilogue_args{e->x_scale, e->w_scale, e->w_scale_count != 1, e->bias, e->z, e->z_type, e->z_scale,
                          e->y_scale, relu, e->y_type, y, ld, 0,
-                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi};
+                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi, tile_silu_inline()};
     return FP8ORT_OK;
 }
 

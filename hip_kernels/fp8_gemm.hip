@@ -2,6 +2,7 @@
 // sm90a wgmma kernel (fp8_gemm_sm90.hip) when it can run and the portable kernel (fp8_gemm_core.h) otherwise.
 #include <atomic>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fp8_gemm_core.h"
 #include "fp8_gemm_sm90.h"
@@ -11,6 +12,7 @@ namespace {
 
 constexpr int kPackTile = 32;
 std::atomic<int> g_kernel_override{0};
+std::atomic<int> g_silu_variant{0};  // fp8ort_epilogue_set_silu_variant: 0 the environment's choice, 1 call, 2 inline
 
 // [K, N] -> [N, K] through a shared-memory tile, so both sides stay coalesced.
 __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, int64_t n, uint8_t* __restrict__ out) {
@@ -124,6 +126,15 @@ int conv_kernel_override() {
     return which != 0 ? which : from_env;
 }
 
+bool tile_silu_inline() {
+    static const bool from_env = [] {
+        const char* v = getenv("FP8ORT_TILE_SILU");
+        return v && strcmp(v, "inline") == 0;
+    }();
+    const int which = g_silu_variant.load();
+    return which == 0 ? from_env : which == 2;
+}
+
 bool device_is_sm90() {
 #if defined(FP8ORT_CUDA)
     device_info dev;
@@ -160,6 +171,8 @@ extern "C" fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b, int
 }
 
 extern "C" void fp8ort_gemm_set_kernel_override(int which) { g_kernel_override.store(which); }
+
+extern "C" void fp8ort_epilogue_set_silu_variant(int which) { g_silu_variant.store(which == 1 || which == 2 ? which : 0); }
 
 // The sm90a variant for an override value (0 or 2: by K and N).
 sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {

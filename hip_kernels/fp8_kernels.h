@@ -166,6 +166,10 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * environment variable FP8ORT_GEMM_KERNEL=1..6 (read once) sets the same value for a library loaded by ORT (whole-
  * model A/B runs); a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
+/* How the sm90a GEMM and convolution epilogues evaluate SiLU (tests, A/B runs; the same bits either way): 0 = the
+ * environment's choice, FP8ORT_TILE_SILU=call|inline (read once; unset: call), 1 = one out-of-line call per four
+ * values, 2 = inlined. Takes effect for launches made after the call. */
+FP8ORT_GPU_API void fp8ort_epilogue_set_silu_variant(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never
  * linked) ----
@@ -211,18 +215,6 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
-/* The depthwise kernel (tests, benchmarks): FP8ORT_DEPTHWISE_AUTO picks (the per-pixel kernel: the strip kernel
- * measured slower on the H200, bench/NOTES.md), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread, FP8ORT_DEPTHWISE_STRIP four
- * outputs along W per thread where it applies (channels a multiple of 8, kernel width 3 or 5, stride 1 or 2 and no
- * dilation along W, E4M3FN weights, float32/float16/E4M3FN output; the rest takes the per-pixel kernel). Both give
- * the same bits. In a library loaded by ORT, where this cannot be called, FP8ORT_DEPTHWISE=pixel|strip in the
- * environment picks. */
-typedef enum fp8ort_depthwise_variant {
-    FP8ORT_DEPTHWISE_AUTO = 0,
-    FP8ORT_DEPTHWISE_PIXEL = 1,
-    FP8ORT_DEPTHWISE_STRIP = 2
-} fp8ort_depthwise_variant;
-FP8ORT_GPU_API void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which);
 /* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                               const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,

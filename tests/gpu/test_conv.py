@@ -48,11 +48,10 @@ CASES = [
     (1, 9, 10, 96, 96, 3, 3, (2, 2), (0, 0, 1, 1), (1, 1), 96),  # TF "SAME" padding of a stride-2 layer
     (2, 6, 5, 1, 1, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
     (2, 28, 28, 144, 144, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 144),
-    # the strip kernel's shapes: 5x5 stride 1 with a short last strip (13 = 3 * 4 + 1), 3x3 stride 2 (5 outputs)
     (2, 9, 13, 32, 32, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), 32),
     (1, 12, 10, 16, 16, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 16),
 ]
-DEPTHWISE_PIXEL, DEPTHWISE_STRIP = 1, 2  # fp8ort_depthwise_variant
+SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
     (True, True, None, False, True, F32),
@@ -106,14 +105,14 @@ def depthwise_sum_f32(xq: np.ndarray, wq: np.ndarray, strides, pads, dil) -> np.
 
 
 def run_conv(
-    gpu, case, epi_cfg, kernel, activation=None, fmt=nx.E4M3FN, x_offset=0, y_offset=0, f32_sums=False, depthwise=0
+    gpu, case, epi_cfg, kernel, activation=None, fmt=nx.E4M3FN, x_offset=0, y_offset=0, f32_sums=False, silu=0
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
     with scales and bias that put the pre-activation around its kinks. ``x_offset`` / ``y_offset``: X and Y start
     that many elements past an aligned address. ``f32_sums`` (depthwise): ``want`` from depthwise_sum_f32, the
-    kernel's own order of float32 additions, so that got must equal it bit for bit. ``depthwise``: the depthwise
-    kernel variant to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice."""
+    kernel's own order of float32 additions, so that got must equal it bit for bit. ``silu``: how the sm90a tile
+    epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default."""
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
@@ -188,7 +187,7 @@ def run_conv(
     out_t = np_dtype(y_type)
     d_y = rt.poisoned((batch * oh * ow * m + y_offset) * out_t.itemsize) + y_offset * out_t.itemsize
     lib.fp8ort_gemm_set_kernel_override(kernel)
-    lib.fp8ort_conv_set_depthwise_variant(depthwise)
+    lib.fp8ort_epilogue_set_silu_variant(silu)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
@@ -208,7 +207,7 @@ def run_conv(
         assert st == 0, lib.fp8ort_gpu_last_error()
     finally:
         lib.fp8ort_gemm_set_kernel_override(0)
-        lib.fp8ort_conv_set_depthwise_variant(0)
+        lib.fp8ort_epilogue_set_silu_variant(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
     abs_sum = None
     if name.startswith("wgmma"):  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
@@ -244,24 +243,15 @@ DEPTHWISE_VARIANTS = [
 ]
 
 
-def strip_applies(case, fmt) -> bool:
-    """Whether the strip kernel takes the shape (its name says so; X alignment and the output type, all of
-    EPILOGUES' are taken, are checked only at launch)."""
-    c, kw, stride_w, dil_w = case[3], case[6], case[7][1], case[9][1]
-    return fmt == nx.E4M3FN and c % 8 == 0 and kw in (3, 5) and stride_w in (1, 2) and dil_w == 1
-
-
 @pytest.mark.parametrize("variant", DEPTHWISE_VARIANTS, ids=lambda v: f"{v[0].name}_x{v[1]}_y{v[2]}")
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
-@pytest.mark.parametrize("kernel", [DEPTHWISE_PIXEL, DEPTHWISE_STRIP], ids=["pixel", "strip"])
-def test_depthwise_bits(gpu, epi_cfg, variant, kernel):
+def test_depthwise_bits(gpu, epi_cfg, variant):
     fmt, x_offset, y_offset = variant
     for case in [c for c in CASES if is_depthwise(c)]:
         got, want, name, _ = run_conv(
-            gpu, case, epi_cfg, 0, fmt=fmt, x_offset=x_offset, y_offset=y_offset, f32_sums=True, depthwise=kernel
+            gpu, case, epi_cfg, 0, fmt=fmt, x_offset=x_offset, y_offset=y_offset, f32_sums=True
         )
-        strip = kernel == DEPTHWISE_STRIP and strip_applies(case, fmt)
-        assert name == ("depthwise_strip" if strip else "depthwise"), (case, fmt.name)
+        assert name == "depthwise", (case, fmt.name)
         bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
         assert bad.size == 0, f"{case} {fmt.name} {epi_cfg} {name}: {bad.size} bytes differ, first at byte {bad[0]}"
 
@@ -275,22 +265,21 @@ ACTIVATION_EPILOGUES = [
 ]
 
 
-# (GEMM kernel override, depthwise variant, cases): the automatic and portable kernels on every activation case, the
-# depthwise strip kernel on the first depthwise case
-ACTIVATION_KERNELS = [
-    (0, 0, ACTIVATION_CASES),
-    (1, 0, ACTIVATION_CASES),
-    (0, DEPTHWISE_STRIP, [c for c in CASES if is_depthwise(c)][:1]),
+# (GEMM kernel override, SiLU variant) per activation: the automatic and portable kernels, and for SiLU the automatic
+# kernels again with the sm90a tile epilogues' inlined SiLU
+ACTIVATION_ROWS = [
+    pytest.param(spec, kernel, silu, id=f"{activation_id(spec)}-{row}")
+    for spec in ACTIVATION_SPECS
+    for kernel, silu, row in [(0, 0, "auto"), (1, 0, "portable"), (0, SILU_INLINE, "auto_silu_inline")]
+    if silu == 0 or spec[0] == "Silu"
 ]
 
 
-@pytest.mark.parametrize("row", ACTIVATION_KERNELS, ids=["auto", "portable", "depthwise_strip"])
-@pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
-def test_conv_activations(gpu, spec, row):
-    kernel, depthwise, cases = row
-    for case in cases:
+@pytest.mark.parametrize("spec, kernel, silu", ACTIVATION_ROWS)
+def test_conv_activations(gpu, spec, kernel, silu):
+    for case in ACTIVATION_CASES:
         for cfg in ACTIVATION_EPILOGUES:
-            result = run_conv(gpu, case, cfg, kernel, activation=spec, depthwise=depthwise)
+            result = run_conv(gpu, case, cfg, kernel, activation=spec, silu=silu)
             assert result is not None
             got, want, name, abs_sum = result
             print(

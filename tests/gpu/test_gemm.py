@@ -265,6 +265,43 @@ def test_gemm_activations(gpu, spec, kernel):
             )
 
 
+SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
+
+
+@pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+def test_gemm_silu_inline_gives_the_bits_of_the_call(gpu, kernel):
+    """SiLU inlined in the sm90a tile epilogues (fp8ort_epilogue_set_silu_variant 2, FP8ORT_TILE_SILU=inline: an A/B
+    switch) writes the bits of the out-of-line call on every sm90a GEMM variant, and both match the reference."""
+    lib, _ = gpu
+    m, n, k = 129, 264, 320  # no split K: the tile epilogue itself
+    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
+        pytest.skip("no sm90a kernel for this device or shape")
+    seed = int(np.random.default_rng().integers(2**31))
+    for i, cfg in enumerate(ACTIVATION_EPILOGUES):
+        outs = []
+        for variant in (SILU_CALL, SILU_INLINE):
+            lib.fp8ort_epilogue_set_silu_variant(variant)
+            try:
+                got, want, name, abs_sum = run_gemm(
+                    gpu,
+                    nx.E4M3FN,
+                    m,
+                    n,
+                    k,
+                    cfg,
+                    trans_b=(i % 2 == 1),
+                    kernel=kernel,
+                    seed=seed,
+                    activation=("Silu", None, None),
+                )
+            finally:
+                lib.fp8ort_epilogue_set_silu_variant(0)
+            assert name.startswith("wgmma") and "split" not in name, name
+            check_output(got, want, cfg[-1], f"{name} silu variant {variant} {cfg}", abs_sum=abs_sum)
+            outs.append(got)
+        assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {cfg} seed {seed}: inlined SiLU changed the bits"
+
+
 def test_gemm_refuses_bad_arguments(gpu):
     lib, rt = gpu
     d = rt.alloc(1024)
