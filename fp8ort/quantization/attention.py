@@ -258,6 +258,11 @@ class _Shapes:
         if op == "Concat":
             axis = int(attr_value(node, "axis", 0)) % r
             return [(ins[0], j)] if j != axis and _rank(ins[0]) == r else []
+        if op == "Slice" and len(ins) >= 4 and _rank(ins[0]) == r:  # the axes it does not slice
+            axes = const_array(ins[3])
+            if axes is None or axes.dtype.kind not in "iu":
+                return []
+            return [] if j in {int(a) % r for a in axes.reshape(-1)} else [(ins[0], j)]
         return []
 
 

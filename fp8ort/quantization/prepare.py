@@ -154,8 +154,10 @@ _NO_FOLD = frozenset(
 class FoldConstantsPass(ir.passes.InPlacePass):
     """Evaluate small constant subgraphs once: a standard-domain node whose inputs are all constants of at most
     ``FOLD_INPUT_LIMIT`` elements (outputs up to ``FOLD_OUTPUT_LIMIT``) runs through ``onnx.reference`` and its
-    outputs become initializers; ``Shape``/``Size`` of a value whose shape is static become constants. Graph order is
-    topological, so one walk folds chains. Weights (large initializers) are never read."""
+    outputs become initializers; ``Shape``/``Size`` of a value whose shape is static become constants, and so does a
+    ``Slice`` or ``Gather`` of ``Shape(x)`` that picks only static dimensions of x (an attention scale computed from
+    the head size, ``1 / sqrt(Shape(q)[-1])``, when the batch is dynamic). Graph order is topological, so one walk
+    folds chains. Weights (large initializers) are never read."""
 
     def call(self, model: ir.Model) -> ir.passes.PassResult:
         opset = default_opset(model)
@@ -166,6 +168,8 @@ class FoldConstantsPass(ir.passes.InPlacePass):
             if any(o.is_graph_output() for o in node.outputs):
                 continue
             values = self._static_shape_value(node) if node.op_type in ("Shape", "Size") else None
+            if values is None and node.op_type in ("Slice", "Gather"):
+                values = self._static_dims_picked(node)
             if values is None:
                 values = self._evaluate(node, opset)
             if values is None:
@@ -197,6 +201,48 @@ class FoldConstantsPass(ir.passes.InPlacePass):
         return [np.array(dims[slice(start, end)], np.int64)]
 
     @staticmethod
+    def _static_dims_picked(node: ir.Node) -> list[np.ndarray] | None:
+        """The value of ``Slice``/``Gather`` (axis 0) of ``Shape(x)`` with constant indices when every dimension of
+        x it picks is static, else None."""
+        shape_node = node.inputs[0].producer() if node.inputs and node.inputs[0] is not None else None
+        if shape_node is None or not is_std(shape_node, "Shape") or not shape_node.inputs:
+            return None
+        x = shape_node.inputs[0]
+        if x is None or x.shape is None:
+            return None
+        dims = list(x.shape)
+        dims = dims[slice(shape_node.attributes.get_int("start", 0), shape_node.attributes.get_int("end", len(dims)))]
+        positions = np.arange(len(dims))
+        if node.op_type == "Gather":
+            idx = const_array(node.inputs[1]) if len(node.inputs) > 1 else None
+            if idx is None or idx.dtype.kind not in "iu" or node.attributes.get_int("axis", 0) not in (0, -1):
+                return None
+            if not np.all((idx >= -len(dims)) & (idx < len(dims))):
+                return None
+            picked = positions[idx]
+        else:
+            args = [const_array(v) if v is not None else None for v in node.inputs[1:5]]
+            args += [None] * (4 - len(args))
+            starts, ends, axes, steps = args
+            given = [v for v in node.inputs[1:5] if v is not None]
+            if any(const_array(v) is None for v in given) or starts is None or ends is None:
+                return None
+            if (
+                starts.size != 1
+                or ends.size != 1
+                or (axes is not None and axes.reshape(-1).tolist() not in ([0], [-1]))
+            ):
+                return None
+            step = 1 if steps is None else int(steps.reshape(-1)[0])
+            if step == 0:
+                return None
+            picked = positions[int(starts.reshape(-1)[0]) : int(ends.reshape(-1)[0]) : step]
+        values = [dims[int(i)] for i in picked.reshape(-1)]
+        if not all(isinstance(d, int) for d in values):
+            return None
+        return [np.array(values, np.int64).reshape(picked.shape)]
+
+    @staticmethod
     def _evaluate(node: ir.Node, opset: int) -> list[np.ndarray] | None:
         arrays = []
         for v in node.inputs:
@@ -225,11 +271,13 @@ class FoldConstantsPass(ir.passes.InPlacePass):
             one = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
             # the output sizes first, from shape inference: a shape input asking for a huge tensor must not allocate it
             inferred = onnx.shape_inference.infer_shapes(one, strict_mode=True, data_prop=True)
+            shapes = []
             for vi in inferred.graph.output:
                 dims = vi.type.tensor_type.shape.dim if vi.type.tensor_type.HasField("shape") else None
                 if dims is None or not all(d.HasField("dim_value") for d in dims):
                     return None
-                if int(np.prod([d.dim_value for d in dims], dtype=np.float64)) > FOLD_OUTPUT_LIMIT:
+                shapes.append(tuple(d.dim_value for d in dims))
+                if int(np.prod(shapes[-1], dtype=np.float64)) > FOLD_OUTPUT_LIMIT:
                     return None
             results = ReferenceEvaluator(one).run(None, {})
         except Exception:  # no inference or reference implementation for these inputs: leave it to the runtime
@@ -237,7 +285,10 @@ class FoldConstantsPass(ir.passes.InPlacePass):
         results = [np.ascontiguousarray(np.asarray(r)) for r in results]
         if any(r.dtype == object or r.size > FOLD_OUTPUT_LIMIT for r in results):
             return None
-        return results
+        # the operator's output shape, not the reference implementation's (its integer Div of two scalars is 1-D)
+        if any(r.size != int(np.prod(shape)) for r, shape in zip(results, shapes)):
+            return None
+        return [r.reshape(shape) for r, shape in zip(results, shapes)]
 
 
 def const_array(v: ir.Value | None) -> np.ndarray | None:
@@ -410,6 +461,11 @@ def prepare(model: ir.Model) -> Prepared:
     cleanup = ir.passes.Sequential(
         RemoveIdentityPass(),
         common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),
+        # the static dimensions that Shape -> Slice/Gather folding reads (exports do not always record them); twice,
+        # as a folded shape computation can make more dimensions static (a head size from Shape(x)[-1] / heads)
+        common.ShapeInferencePass(check_type=False, strict_mode=False, data_prop=True),
+        FoldConstantsPass(),
+        common.ShapeInferencePass(check_type=False, strict_mode=False, data_prop=True),
         FoldConstantsPass(),
         common.LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0),
         RemoveIdentityPass(),

@@ -1,5 +1,12 @@
 """One projection for the query, key and value of a self-attention block (FP8Attention's packed form).
 
+Two exporter forms lead there. Encoders with three projections (Hugging Face BERT) are packed by ``PackQkvPass``
+below. Vision transformers (timm ViT/DeiT) project once, ``qkv = Linear(x)`` of width ``3*H*D``, and split the heads
+with ``reshape(B, S, 3, H, D).permute(2, 0, 3, 1, 4).unbind(0)``, exported as Reshape, Transpose, Split and three
+Squeezes; ``SplitQkvHeadsPass`` rewrites that into a Slice, Reshape and Transpose per tensor (the head split the
+attention fusion follows), and ``PackQkvPass`` then hands FP8Attention the projection itself when its Q, K and V are
+the three thirds of one tensor.
+
 An encoder computes Q, K and V from one tensor: three FP8MatMuls with the same ``A`` and ``a_scale``, each with its
 own ``[K, N]`` weight, per-column ``b_scale`` and bias, writing float32 ``[B, S, N]`` for one FP8Attention. Where that
 holds, ``PackQkvPass`` puts the three weights, scales and biases side by side in one FP8MatMul (``N`` -> ``3N``) whose
@@ -16,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import onnx_ir as ir
 
-from .prepare import attr_value, const_array, new_initializer, single_consumer
+from .prepare import attr_value, const_array, is_std, new_initializer, single_consumer
 
 FP8ORT_DOMAIN = "com.fp8ort"
 
@@ -41,8 +48,136 @@ def _same_scale(a: ir.Value, b: ir.Value) -> bool:
     return x is not None and y is not None and x.size == y.size == 1 and x.tobytes() == y.tobytes()
 
 
+def _static_dims(v: ir.Value | None) -> list[int | None] | None:
+    if v is None or v.shape is None:
+        return None
+    return [d if isinstance(d, int) else None for d in v.shape]
+
+
+def _int_list(node: ir.Node, i: int) -> list[int] | None:
+    a = const_array(node.inputs[i]) if len(node.inputs) > i and node.inputs[i] is not None else None
+    return None if a is None or a.dtype.kind not in "iu" else [int(x) for x in a.reshape(-1)]
+
+
+class SplitQkvHeadsPass(ir.passes.InPlacePass):
+    """``X [B, S, 3*H*D] -> Reshape [B, S, 3, H, D] -> Transpose (2, 0, 3, 1, 4) -> unbind(0)`` -> per tensor ``Slice
+    (third i of the last axis) -> Reshape [0, 0, H, D] -> Transpose (0, 2, 1, 3)``: the same values, in the form of a
+    separate projection's head split. ``unbind(0)`` is a Split into three along axis 0 (TorchScript exporter) or three
+    Slices ``[i:i+1]`` of axis 0 (dynamo exporter), each followed by a Squeeze of axis 0. Only where every intermediate
+    tensor has no other reader and the sizes are static (3, H and D; B and S may be symbolic)."""
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        modified = False
+        for t in list(model.graph):
+            if is_std(t, "Transpose") and self._rewrite(model.graph, t):
+                modified = True
+        return ir.passes.PassResult(model, modified)
+
+    @staticmethod
+    def _unbind(t: ir.Node) -> tuple[list[ir.Node], list[ir.Node]] | None:
+        """(the three Squeezes in order, the Split or Slices before them) of an unbind(0) of t's output."""
+        out = t.outputs[0]
+        if out.is_graph_output():
+            return None
+        readers = [u.node for u in out.uses()]
+        parts: list[ir.Node | None] = [None, None, None]
+        if len(readers) == 1 and is_std(readers[0], "Split"):
+            split = readers[0]
+            sizes = _int_list(split, 1)
+            if len(split.outputs) != 3 or attr_value(split, "axis", 0) != 0:
+                return None
+            if len(split.inputs) > 1 and split.inputs[1] is not None and sizes != [1, 1, 1]:
+                return None
+            cuts, parts = [split], [single_consumer(o) if not o.is_graph_output() else None for o in split.outputs]
+        elif len(readers) == 3 and all(is_std(r, "Slice") and r.inputs[0] is out for r in readers):
+            cuts = readers
+            for r in readers:
+                starts, ends, axes = _int_list(r, 1), _int_list(r, 2), _int_list(r, 3)
+                steps = _int_list(r, 4) if len(r.inputs) > 4 and r.inputs[4] is not None else [1]
+                if axes != [0] or steps != [1] or starts is None or len(starts) != 1 or ends != [starts[0] + 1]:
+                    return None
+                if not 0 <= starts[0] < 3 or parts[starts[0]] is not None or r.outputs[0].is_graph_output():
+                    return None
+                parts[starts[0]] = single_consumer(r.outputs[0])
+        else:
+            return None
+        if any(p is None or not is_std(p, "Squeeze") or _int_list(p, 1) != [0] for p in parts):
+            return None
+        return parts, cuts
+
+    @classmethod
+    def _rewrite(cls, graph: ir.Graph, t: ir.Node) -> bool:
+        perm = attr_value(t, "perm", None)
+        if perm is None or list(perm) != [2, 0, 3, 1, 4] or t.inputs[0] is None:
+            return False
+        r = t.inputs[0].producer()
+        if not is_std(r, "Reshape") or single_consumer(r.outputs[0]) is not t:
+            return False
+        x = r.inputs[0]
+        xd, rd = _static_dims(x), _static_dims(r.outputs[0])
+        if xd is None or rd is None or len(xd) != 3 or len(rd) != 5 or None in rd[2:] or rd[2] != 3:
+            return False
+        heads, d = rd[3], rd[4]
+        if xd[2] != 3 * heads * d:
+            return False
+        found = cls._unbind(t)
+        if found is None:
+            return False
+        squeezes, cuts = found
+        name, width = t.name or "qkv", heads * d
+        axes = new_initializer(graph, f"{name}.slice_axes", np.array([2], np.int64))
+        target = new_initializer(graph, f"{name}.head_shape", np.array([0, 0, heads, d], np.int64))
+        for i, sq in enumerate(squeezes):
+            starts = new_initializer(graph, f"{name}.start{i}", np.array([i * width], np.int64))
+            ends = new_initializer(graph, f"{name}.end{i}", np.array([(i + 1) * width], np.int64))
+            part = ir.Value(name=f"{name}.part{i}", shape=ir.Shape([*x.shape[:2], width]), type=x.type)
+            split_heads = ir.Value(name=f"{name}.heads{i}", shape=ir.Shape([*x.shape[:2], heads, d]), type=x.type)
+            old = sq.outputs[0]
+            out = ir.Value(name=f"{name}.split{i}", shape=old.shape, type=old.type)
+            nodes = [
+                ir.Node("", "Slice", [x, starts, ends, axes], outputs=[part], name=f"{name}.slice{i}"),
+                ir.Node("", "Reshape", [part, target], outputs=[split_heads], name=f"{name}.reshape{i}"),
+                ir.Node(
+                    "",
+                    "Transpose",
+                    [split_heads],
+                    [ir.AttrInt64s("perm", [0, 2, 1, 3])],
+                    outputs=[out],
+                    name=f"{name}.transpose{i}",
+                ),
+            ]
+            graph.insert_before(sq, nodes)
+            ir.convenience.replace_all_uses_with(old, out)
+        for node in [*squeezes, *cuts, t, r]:
+            graph.remove(node, safe=True)
+        return True
+
+
+def _thirds(attn: ir.Node) -> ir.Value | None:
+    """X where FP8Attention's Q, K and V are Slices of the first, second and third third of X's last axis, each read
+    only by the attention; else None."""
+    slices = [attn.inputs[i].producer() if attn.inputs[i] is not None else None for i in range(3)]
+    if any(not is_std(s, "Slice") or single_consumer(s.outputs[0]) is not attn for s in slices):
+        return None
+    x = slices[0].inputs[0]
+    xd = _static_dims(x)
+    if xd is None or not xd or xd[-1] is None or xd[-1] % 3:
+        return None
+    n = xd[-1] // 3
+    for i, s in enumerate(slices):
+        if s.inputs[0] is not x or len(s.inputs) < 4:
+            return None
+        axes, steps = _int_list(s, 3), _int_list(s, 4) if len(s.inputs) > 4 and s.inputs[4] is not None else [1]
+        if axes not in ([len(xd) - 1], [-1]) or steps != [1]:
+            return None
+        if _int_list(s, 1) != [i * n] or _int_list(s, 2) != [(i + 1) * n]:
+            return None
+    return x
+
+
 class PackQkvPass(ir.passes.InPlacePass):
-    """Three FP8MatMul projections of one input feeding one FP8Attention -> one FP8MatMul and the packed form."""
+    """Three FP8MatMul projections of one input feeding one FP8Attention -> one FP8MatMul and the packed form; Q, K
+    and V sliced from one projection's thirds -> the packed form on that projection."""
 
     def call(self, model: ir.Model) -> ir.passes.PassResult:
         graph = model.graph
@@ -56,6 +191,15 @@ class PackQkvPass(ir.passes.InPlacePass):
 
     @staticmethod
     def _pack(graph: ir.Graph, attn: ir.Node) -> bool:
+        x = _thirds(attn)
+        if x is not None:
+            slices = [attn.inputs[i].producer() for i in range(3)]
+            attn.replace_input_with(0, x)
+            attn.replace_input_with(1, None)
+            attn.replace_input_with(2, None)
+            for s in slices:
+                graph.remove(s, safe=True)
+            return True
         projs = [_projection(attn.inputs[i], attn) for i in range(3)]
         if any(p is None for p in projs) or len({id(p) for p in projs}) != 3:
             return False

@@ -21,7 +21,7 @@ from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
 from .mask import DropMaskExpandPass
 from .pooling import rewrite_pooling
 from .prepare import is_std, new_initializer
-from .qkv import PackQkvPass
+from .qkv import PackQkvPass, SplitQkvHeadsPass
 from .rules import Group, fp8_outputs, pooled_fp8_outputs
 from .shared_input import ShareInputQuantizePass
 
@@ -172,6 +172,7 @@ class Fp8OrtEmitter(_Emitter):
             if self.config.fp8_activations:  # FP8 tensors between the ops: a MaxPool between NHWC convs joins them
                 Fp8MaxPoolPass()(self.model)
         if self.config.fuse_attention:  # multi-head attention blocks become FP8Attention (dead shape code goes below)
+            SplitQkvHeadsPass()(self.model)  # a vision transformer's qkv.unbind(0): the head split of each tensor
             Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
             DropMaskExpandPass()(self.model)  # FP8Attention broadcasts the mask: its Expand and shape nodes go
             PackQkvPass()(self.model)  # the Q, K and V projections of one input: one FP8MatMul, the packed form

@@ -285,6 +285,61 @@ def test_constant_folding_is_bounded_before_it_runs():
     np.testing.assert_array_equal(model.graph.initializers["sx"].const_value.numpy(), np.array([2, 4], np.int64))
 
 
+@pytest.mark.parametrize(
+    ("picker", "inits", "want"),
+    [
+        # Slice [-1:] of Shape(x) [N, 4, 64]: the static head size (SDPA's default scale in TorchScript exports)
+        ("Slice", {"s0": [-1], "e0": [2**63 - 1]}, [64]),
+        ("Slice", {"s0": [1], "e0": [3], "ax": [0]}, [4, 64]),
+        ("Gather", {"i": 2}, 64),  # a scalar index gives a scalar
+        ("Gather", {"i": [2, 1]}, [64, 4]),
+        ("Slice", {"s0": [0], "e0": [2]}, None),  # picks N: symbolic, stays
+        ("Gather", {"i": 0}, None),
+        ("Slice", {"s0": [2], "e0": [0], "ax": [0], "st": [-1]}, [64, 4]),  # a negative step
+    ],
+)
+def test_shape_picks_of_static_dimensions_fold(picker, inits, want):
+    """Slice or Gather of Shape(x) folds to a constant when every dimension it picks is static, whatever the others
+    are; the value has the operator's shape (a scalar index: a scalar). Picking a symbolic dimension keeps the nodes."""
+    from fp8ort.quantization.prepare import FoldConstantsPass
+
+    names = {"s0": "starts", "e0": "ends", "ax": "axes", "st": "steps"}
+    if picker == "Slice":
+        ins = ["sx", *(k for k in ("s0", "e0", "ax", "st") if k in inits)]
+        assert [names[k] for k in ins[1:]] == ["starts", "ends", "axes", "steps"][: len(ins) - 1]
+    else:
+        ins = ["sx", "i"]
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node(picker, ins, ["p"]),
+        helper.make_node("Identity", ["p"], ["p_out"]),  # graph outputs are never folded
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 64])],
+        [helper.make_tensor_value_info("p_out", TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in inits.items()],
+    )
+    model = ir.from_proto(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+    FoldConstantsPass()(model)
+    ops = [n.op_type for n in model.graph]
+    if want is None:
+        assert picker in ops and "Shape" in ops
+        return
+    assert picker not in ops
+    got = model.graph.initializers["p"].const_value.numpy()
+    assert got.dtype == np.int64 and got.shape == np.shape(want)
+    np.testing.assert_array_equal(got, np.array(want, np.int64))
+    import onnxruntime as ort
+
+    batch = np.zeros((3, 4, 64), np.float32)  # and the folded value is what ORT computes for any batch
+    sess = ort.InferenceSession(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
+    )
+    np.testing.assert_array_equal(sess.run(None, {"x": batch})[0], got)
+
+
 # ------------------------------------------------------------------------------------ one quantize, several readers
 
 

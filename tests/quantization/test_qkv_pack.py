@@ -18,6 +18,7 @@ import qmodels
 from onnx import TensorProto, helper, numpy_helper
 
 import fp8ort
+from fp8ort.numerics import sqnr_db
 from fp8ort.quantization import qkv
 
 B, S, K, N, HEADS = 2, 5, 16, 12, 3
@@ -151,3 +152,32 @@ def test_encoder_exports_pack_with_the_same_outputs(name, exporter, tmp_path, li
     got, want = (fp8ort.InferenceSession(m, device="cpu", strict=True).run(None, feed) for m in (packed, plain))
     for g, w in zip(got, want):
         assert g.tobytes() == w.tobytes()
+
+
+@pytest.mark.parametrize(("exporter", "opset"), [("ts", 17), ("dynamo", 18)])
+def test_vision_transformer_attention_fuses_packed(exporter, opset, tmp_path, library):
+    """timm's ViT attention (one qkv projection, heads split by reshape/permute/unbind, SDPA's default scale computed
+    from Shape(q)[-1]) as both exporters write it: the scale folds, the unbind becomes each tensor's head split
+    (SplitQkvHeadsPass), every block is one FP8Attention reading the qkv projection packed, every node runs on the
+    plugin EP, and the output stays near the float model's."""
+    tm = pytest.importorskip("torch_models", reason="torch_models needs torch")
+    src = str(tmp_path / "vit.onnx")
+    tm.export("vit", exporter, opset, src)
+    rng = np.random.default_rng()
+    fp8, report = fp8ort.quantize(
+        src, calibration_data={"x": rng.standard_normal((4, 3, 64, 64)).astype(np.float32)}, return_report=True
+    )
+    count = collections.Counter(n.op_type for n in fp8.graph.node)
+    blocks = len(tm.ViT().blocks)
+    attention = [n for n in fp8.graph.node if n.op_type == "FP8Attention"]
+    assert len(attention) == blocks, report.table()
+    assert all(list(n.input[1:3]) == ["", ""] for n in attention)  # Q, K and V: the qkv projection's thirds
+    assert not (count["Split"] or count["Squeeze"] or count["Softmax"] or count["MatMul"] or count["Sqrt"]), count
+    assert count["FP8MatMul"] == 4 * blocks + 1 and count["FP8Conv"] == 1  # qkv, proj, 2 MLP per block; the head
+    assert "left unfused" not in report.table()
+    x = rng.standard_normal((3, 3, 64, 64)).astype(np.float32)
+    import onnxruntime as ort
+
+    want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = fp8ort.InferenceSession(fp8, device="cpu", strict=True).run(None, {"x": x})[0]
+    assert sqnr_db(want, got) >= 25.0

@@ -162,6 +162,49 @@ class ConvNeXt(nn.Module):
         return self.head(self.norm(x.mean((2, 3))))
 
 
+class ViTAttention(nn.Module):
+    """timm's ViT attention: one qkv projection, heads split by reshape/permute/unbind, SDPA with its default scale
+    (exported as a computation on Shape(q)[-1]), heads merged, out-projection."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads, self.qkv, self.proj = heads, nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        return self.proj(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, c))
+
+
+class ViTBlock(nn.Module):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.norm1, self.attn, self.norm2 = nn.LayerNorm(dim), ViTAttention(dim, heads), nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class ViT(nn.Module):
+    """A small timm-style vision transformer: 16x16 patches, class token, position embedding, two blocks."""
+
+    def __init__(self, dim: int = 32, heads: int = 2) -> None:
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, 16, 16)
+        self.cls = nn.Parameter(0.5 * torch.randn(1, 1, dim))
+        self.pos = nn.Parameter(0.5 * torch.randn(1, 17, dim))
+        self.blocks = nn.Sequential(ViTBlock(dim, heads), ViTBlock(dim, heads))
+        self.norm, self.head = nn.LayerNorm(dim), nn.Linear(dim, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        return self.head(self.norm(self.blocks(x))[:, 0])
+
+
 def randomize_batchnorm(model: nn.Module, seed: int = 0) -> nn.Module:
     """Trained-looking BatchNorm statistics (scale, shift, running mean and variance)."""
     g = torch.Generator().manual_seed(seed)
@@ -236,15 +279,17 @@ def encoder_macs(seq: int) -> tuple[int, int]:
 
 
 CNNS = {"resnet": ResNet, "mobilenetv3": MobileNetV3, "efficientnet": EfficientNet, "convnext": ConvNeXt}
+VITS = {"vit": ViT}  # attention in the form SplitQkvHeadsPass rewrites
+IMAGES = {**CNNS, **VITS}  # input x [N, 3, 64, 64]
 ENCODERS = {"bert": bert, "distilbert": distilbert}
 
 
 def build(name: str) -> nn.Module:
     """The named model in eval mode with seeded random weights."""
     torch.manual_seed(0)
-    if name in CNNS:
-        model = CNNS[name]()
-        if name != "resnet":
+    if name in IMAGES:
+        model = IMAGES[name]()
+        if name in CNNS and name != "resnet":
             randomize_batchnorm(model)
     else:
         model = ENCODERS[name]()
@@ -260,7 +305,7 @@ def build(name: str) -> nn.Module:
 def example_inputs(name: str) -> tuple[torch.Tensor, ...]:
     """Inputs of batch 2 (dynamo specializes a batch of 1)."""
     g = torch.Generator().manual_seed(0)
-    if name in CNNS:
+    if name in IMAGES:
         return (torch.randn(2, 3, 64, 64, generator=g),)
     return torch.randint(0, 100, (2, 16), generator=g), torch.ones(2, 16, dtype=torch.long)
 
@@ -276,7 +321,7 @@ def export(name: str, exporter: str, opset: int, path: str) -> None:
         if importlib.util.find_spec("onnxscript") is None:
             pytest.skip("torch's dynamo exporter needs onnxscript (pip install onnxscript); fp8ort itself does not")
     model, args = build(name), example_inputs(name)
-    image = name in CNNS
+    image = name in IMAGES
     input_names = ["x"] if image else ["input_ids", "attention_mask"]
     output_names = ["y"] if image else ["last_hidden_state"]
     kwargs: dict = {"input_names": input_names, "output_names": output_names, "opset_version": opset}
