@@ -103,6 +103,8 @@ class SplitQkvHeadsPass(ir.passes.InPlacePass):
             return None
         if any(p is None or not is_std(p, "Squeeze") or _int_list(p, 1) != [0] for p in parts):
             return None
+        if any(p.outputs[0].is_graph_output() for p in parts):  # a graph output keeps its producer
+            return None
         return parts, cuts
 
     @classmethod

@@ -181,3 +181,59 @@ def test_vision_transformer_attention_fuses_packed(exporter, opset, tmp_path, li
     want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     got = fp8ort.InferenceSession(fp8, device="cpu", strict=True).run(None, {"x": x})[0]
     assert sqnr_db(want, got) >= 25.0
+
+
+def _unbind_graph(variant: str) -> onnx.ModelProto:
+    """``x [B, S, 3*H*D] -> Reshape [B, S, 3, H, D] -> Transpose (2, 0, 3, 1, 4) -> Split -> Squeeze`` x 3, each
+    tensor through an Identity to a graph output; ``variant`` breaks one condition of SplitQkvHeadsPass."""
+    b, s, h, d = 2, 5, HEADS, 4
+    perm = [2, 0, 3, 1, 4] if variant != "perm" else [2, 0, 1, 3, 4]
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=perm),
+        helper.make_node("Split", ["t"], ["s0", "s1", "s2"], axis=0, num_outputs=3),
+    ]
+    outputs = []
+    for i in range(3):
+        nodes.append(helper.make_node("Squeeze", [f"s{i}", "zero"], [f"q{i}"]))
+        if variant == "graph_output" and i == 1:
+            outputs.append(helper.make_tensor_value_info("q1", TensorProto.FLOAT, None))
+        else:
+            nodes.append(helper.make_node("Identity", [f"q{i}"], [f"y{i}"]))
+            outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
+    if variant == "extra_reader":
+        nodes.append(helper.make_node("Identity", ["t"], ["t_out"]))
+        outputs.append(helper.make_tensor_value_info("t_out", TensorProto.FLOAT, None))
+    graph = helper.make_graph(
+        nodes,
+        "unbind",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, s, 3 * h * d])],
+        outputs,
+        [
+            numpy_helper.from_array(np.array([b, s, 3, h, d], np.int64), "shape"),
+            numpy_helper.from_array(np.array([0], np.int64), "zero"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    return onnx.shape_inference.infer_shapes(model)
+
+
+@pytest.mark.parametrize("variant", ["plain", "perm", "graph_output", "extra_reader"])
+def test_unbind_becomes_the_head_split_of_each_tensor(variant):
+    """SplitQkvHeadsPass: the Split and Squeezes become a Slice, Reshape and Transpose per tensor with the same
+    values (ORT before and after, exactly); any condition broken leaves the graph as it was."""
+    import onnxruntime as ort
+
+    proto = _unbind_graph(variant)
+    model = ir.from_proto(proto)
+    changed = qkv.SplitQkvHeadsPass()(model).modified
+    ops = collections.Counter(n.op_type for n in model.graph)
+    if variant != "plain":
+        assert not changed and ops["Split"] == 1 and ops["Squeeze"] == 3
+        return
+    assert changed and not ops["Split"] and not ops["Squeeze"] and ops["Slice"] == 3, ops
+    x = np.random.default_rng().standard_normal((2, 5, 3 * HEADS * 4)).astype(np.float32)
+    after = ir.serde.serialize_model(model)
+    want, got = (ort.InferenceSession(m.SerializeToString()).run(None, {"x": x}) for m in (proto, after))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.tobytes() == w.tobytes()
