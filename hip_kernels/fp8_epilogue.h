@@ -240,15 +240,12 @@ __device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_div
     return q;
 }
 
-// The epilogue of 4 consecutive columns of one output row at element offset idx for output type Y (an fp8ort_dtype
-// value): v holds the accumulators of the columns, cc their constants; only `count` columns exist, `vec_y` /
-// `vec_z`: Y / Z are accessed 4 elements at a time (idx % 4 == 0, 16-byte aligned base pointers).
+// epilogue_quad (below) with Z's four values already loaded and scaled by load_z4 (zeros without Z), for callers that
+// load several rows' Z before storing any row: the compiler cannot move a load of Z past a store to Y (they may alias).
 template <int Y, bool kInlineAct = false, bool kActQuad = false>
-__device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epilogue_scalars& sc,
-                                              const column_consts (&cc)[4], float (&v)[4], int64_t idx, int count,
-                                              bool vec_y, bool vec_z) {
-    float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (p.z) load_z4(p, sc, idx, count, vec_z, z);
+__device__ __forceinline__ void epilogue_quad_z(const epilogue_args& p, const epilogue_scalars& sc,
+                                                const column_consts (&cc)[4], float (&v)[4], const float (&z)[4],
+                                                int64_t idx, int count, bool vec_y) {
     // the activation as epilogue_value applies it: a call per value (the portable GEMM: its 128-register budget
     // spills more around a four-value call), inlined (kInlineAct), or one call for the four values (kActQuad: where
     // the caller's registers are free, after a tile's accumulators went to shared memory)
@@ -311,6 +308,18 @@ __device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epil
                 if (e < count) out[e] = static_cast<uint8_t>(q >> (8 * e));
         }
     }
+}
+
+// The epilogue of 4 consecutive columns of one output row at element offset idx for output type Y (an fp8ort_dtype
+// value): v holds the accumulators of the columns, cc their constants; only `count` columns exist, `vec_y` /
+// `vec_z`: Y / Z are accessed 4 elements at a time (idx % 4 == 0, 16-byte aligned base pointers).
+template <int Y, bool kInlineAct = false, bool kActQuad = false>
+__device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epilogue_scalars& sc,
+                                              const column_consts (&cc)[4], float (&v)[4], int64_t idx, int count,
+                                              bool vec_y, bool vec_z) {
+    float z[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (p.z) load_z4(p, sc, idx, count, vec_z, z);
+    epilogue_quad_z<Y, kInlineAct, kActQuad>(p, sc, cc, v, z, idx, count, vec_y);
 }
 
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
