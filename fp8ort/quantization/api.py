@@ -178,6 +178,7 @@ class Plan:
         prepared = prepare(model)
         self.float_model = prepared.model
         self.folded = prepared.folded
+        self.scaled = prepared.scaled
         self.source_nodes = prepared.source_nodes
         self.notes: list[str] = [prepared.note()]
         matching = match_groups(self.float_model.graph, config)
@@ -460,6 +461,10 @@ class Plan:
             by_node[line.name] = line
         for bn, conv in self.folded.items():
             by_node[bn] = NodeReport(bn, "BatchNormalization", "folded", reason=f"folded into {conv}", fused_into=conv)
+        for mul, layer in self.scaled.items():
+            by_node[mul] = NodeReport(
+                mul, "Mul", "folded", reason=f"per-channel scale folded into {layer}'s weights", fused_into=layer
+            )
         reports = []
         for name, op in self.source_nodes:
             reports.append(by_node.pop(name, None) or NodeReport(name, op, "float", reason=_other_reason(op)))

@@ -392,6 +392,95 @@ class FoldBatchNormPass(ir.passes.InPlacePass):
         return conv
 
 
+class FoldChannelScalePass(ir.passes.InPlacePass):
+    """Fold a constant per-output-channel scale (ConvNeXt's layer scale, ``y * gamma``) into the weight layer before
+    it: ``Mul(Conv(x, W, b), c)`` with c of ``[C, 1, 1]`` (or ``[1, C, 1, 1]``, or one value), and ``Mul(Add(MatMul(x,
+    W), b), c)`` with c of ``[C]``, also seen through one Transpose between the layer and the Mul (timm's
+    ``permute(0, 3, 1, 2)`` before ``mul(gamma.reshape(1, -1, 1, 1))``). W and b are scaled per output channel (in
+    float64, rounded once to float32), as BatchNorm folding does; every value on the way has the Mul as its only reader.
+    ``folded`` maps the Mul's name to the layer's. The weight layer can then take the residual Add that follows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.folded: dict[str, str] = {}
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        graph = model.graph
+        for mul in list(graph):
+            if is_std(mul, "Mul") and len(mul.inputs) == 2:
+                self._fold(graph, mul)
+        return ir.passes.PassResult(model, bool(self.folded))
+
+    def _fold(self, graph: ir.Graph, mul: ir.Node) -> bool:
+        a, b = mul.inputs
+        side = 1 if const_array(b) is not None else 0 if const_array(a) is not None else None
+        if side is None or mul.inputs[1 - side] is None:
+            return False
+        c, v = const_array(mul.inputs[side]), mul.inputs[1 - side]
+        if c.dtype != np.float32 or v.shape is None or c.ndim > len(v.shape):
+            return False
+        rank = len(v.shape)
+        node, perm, reader = v.producer(), list(range(rank)), mul
+        if is_std(node, "Transpose") and single_consumer(node.outputs[0]) is mul:
+            given = attr_value(node, "perm", None)
+            perm = [int(i) for i in given] if given is not None else list(reversed(range(rank)))
+            v, reader = node.inputs[0], node
+            node = v.producer() if v is not None else None
+        layer, bias_add = None, None
+        if is_std(node, "Conv") and single_consumer(node.outputs[0]) is reader:
+            layer, channel = node, 1
+        elif is_std(node, "Add") and single_consumer(node.outputs[0]) is reader:
+            x, y = node.inputs
+            bias_side = 1 if const_array(y) is not None else 0 if const_array(x) is not None else None
+            mm = node.inputs[1 - bias_side].producer() if bias_side is not None else None
+            if is_std(mm, "MatMul") and single_consumer(mm.outputs[0]) is node:
+                layer, bias_add, channel = mm, node, rank - 1
+        if layer is None or len(perm) != rank or sorted(perm) != list(range(rank)):
+            return False
+        w = const_array(layer.inputs[1]) if len(layer.inputs) > 1 else None
+        if w is None or w.dtype != np.float32 or (layer.op_type == "MatMul" and w.ndim != 2):
+            return False
+        out_c = w.shape[0] if layer.op_type == "Conv" else w.shape[1]
+        # the scale's one non-unit axis (right-aligned against the Mul's input) must be where the channels are
+        where = perm.index(channel)  # the channel axis in the Mul's input
+        dims = [1] * (rank - c.ndim) + list(c.shape)
+        if any(d != 1 for i, d in enumerate(dims) if i != where) or dims[where] not in (1, out_c):
+            return False
+        if any(o.is_graph_output() for o in mul.outputs):
+            return False
+        scale = np.broadcast_to(c.astype(np.float64).reshape(-1), (out_c,))
+        base = layer.name or layer.outputs[0].name
+        if layer.op_type == "Conv":
+            bias = const_array(layer.inputs[2]) if len(layer.inputs) > 2 and layer.inputs[2] is not None else None
+            if len(layer.inputs) > 2 and layer.inputs[2] is not None and bias is None:
+                return False
+            w2 = (w.astype(np.float64) * scale.reshape(-1, *([1] * (w.ndim - 1)))).astype(np.float32)
+            layer.replace_input_with(1, new_initializer(graph, f"{base}.W_scaled", w2))
+            if bias is not None:
+                layer.replace_input_with(
+                    2, new_initializer(graph, f"{base}.B_scaled", (bias * scale).astype(np.float32))
+                )
+        else:
+            bias_slot = 1 if const_array(bias_add.inputs[1]) is not None else 0
+            bias = const_array(bias_add.inputs[bias_slot])
+            if (
+                bias.dtype != np.float32
+                or bias.size not in (1, out_c)
+                or bias.ndim > 1
+                and bias.shape[:-1] != (1,) * (bias.ndim - 1)
+            ):
+                return False
+            w2 = (w.astype(np.float64) * scale.reshape(1, -1)).astype(np.float32)
+            b2 = (np.broadcast_to(bias.astype(np.float64).reshape(-1), (out_c,)) * scale).astype(np.float32)
+            layer.replace_input_with(1, new_initializer(graph, f"{base}.W_scaled", w2))
+            bias_add.replace_input_with(bias_slot, new_initializer(graph, f"{base}.B_scaled", b2))
+        out = mul.outputs[0]
+        ir.convenience.replace_all_uses_with(out, mul.inputs[1 - side])
+        graph.remove(mul, safe=True)
+        self.folded[mul.name or out.name] = layer.name or layer.outputs[0].name
+        return True
+
+
 class UniqueNodeNamesPass(ir.passes.InPlacePass):
     """Give every node of the main graph a unique, non-empty name (``<op>_<index>`` where it has none)."""
 
@@ -419,6 +508,7 @@ class Prepared:
     source_nodes: list[tuple[str, str]]  # (name, op type) of the nodes matching sees, before BatchNorm folding
     removed: dict[str, int]  # op type -> how many nodes of it preparation removed (Identity, Constant, folded ops)
     initializer_inputs: int = 0  # graph inputs dropped because they are initializers (weights)
+    scaled: dict[str, str] = dataclasses.field(default_factory=dict)  # channel-scale Mul name -> weight layer name
 
     def note(self) -> str:
         """One report line about the preparation."""
@@ -430,6 +520,8 @@ class Prepared:
             done.append(f"{self.initializer_inputs} initializers removed from the graph inputs (they are weights)")
         if self.folded:
             done.append(f"{len(self.folded)} BatchNormalization folded into Conv")
+        if self.scaled:
+            done.append(f"{len(self.scaled)} per-channel scale Mul folded into the weight layer before it")
         return "prepared the graph: " + ("; ".join(done) if done else "nothing to change")
 
 
@@ -480,12 +572,13 @@ def prepare(model: ir.Model) -> Prepared:
     removed = {op: before[op] - after.get(op, 0) for op in before if before[op] > after.get(op, 0)}
     source_nodes = [(n.name, n.op_type) for n in model.graph]
     lifted_inputs = inputs_before - len(model.graph.inputs)
-    bn = FoldBatchNormPass()
+    bn, scale = FoldBatchNormPass(), FoldChannelScalePass()
     finish = ir.passes.Sequential(
         bn,
+        scale,
         common.RemoveUnusedNodesPass(),
         common.ShapeInferencePass(check_type=False, strict_mode=False, data_prop=True),
     )
     model = _run(finish, model)
     model.ir_version = max(model.ir_version or 0, 10)  # opset 21 (and FP8 types) need IR version 10
-    return Prepared(model, source_opset, dict(bn.folded), source_nodes, removed, lifted_inputs)
+    return Prepared(model, source_opset, dict(bn.folded), source_nodes, removed, lifted_inputs, dict(scale.folded))

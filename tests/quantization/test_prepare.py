@@ -381,3 +381,62 @@ def test_shared_input_is_quantized_once():
     x = (rng.standard_normal((4, 8)) * 4).astype(np.float32)
     for a, b in zip(emulate.run_reference(proto, {"x": x}), emulate.run_reference(shared, {"x": x})):
         assert a.tobytes() == b.tobytes()
+
+
+def _scaled_layer(case: str) -> onnx.ModelProto:
+    """A weight layer, then ``Mul`` by a constant: ``conv`` (c of [C, 1, 1]), ``matmul`` (c of [C] after the bias
+    Add), ``transposed`` (timm's permute to NCHW between the two), and cases that must not fold: ``spatial`` (c varies
+    along W), ``shared`` (the conv output has another reader)."""
+    rng = np.random.default_rng()
+    c = 6
+    inits = [numpy_helper.from_array(rng.uniform(0.05, 2.0, c).astype(np.float32), "gamma_flat")]
+    if case in ("conv", "spatial", "shared"):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5, 5])
+        inits += [
+            numpy_helper.from_array(rng.standard_normal((c, 4, 3, 3)).astype(np.float32), "w"),
+            numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b"),
+        ]
+        gamma = rng.uniform(0.05, 2.0, (c, 1, 5) if case == "spatial" else (c, 1, 1)).astype(np.float32)
+        inits.append(numpy_helper.from_array(gamma, "gamma"))
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["v"], pads=[1, 1, 1, 1])]
+    else:
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, 5, 4])
+        inits += [
+            numpy_helper.from_array(rng.standard_normal((4, c)).astype(np.float32), "w"),
+            numpy_helper.from_array(rng.standard_normal(c).astype(np.float32), "b"),
+            numpy_helper.from_array(rng.uniform(0.05, 2.0, (1, c, 1, 1)).astype(np.float32), "gamma"),
+        ]
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["v"])]
+        if case == "transposed":
+            nodes.append(helper.make_node("Transpose", ["v"], ["vt"], perm=[0, 3, 1, 2]))
+    data = "vt" if case == "transposed" else "v"
+    nodes.append(helper.make_node("Mul", ["gamma_flat" if case == "matmul" else "gamma", data], ["y0"]))
+    nodes.append(helper.make_node("Relu", ["y0"], ["y"]))
+    dims = ["N", 5, 5, c] if case == "matmul" else ["N", c, 5, 5]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)]
+    if case == "shared":
+        nodes.append(helper.make_node("Sigmoid", ["v"], ["other"]))
+        outputs.append(helper.make_tensor_value_info("other", TensorProto.FLOAT, dims))
+    return _model(nodes, [x], outputs, inits)
+
+
+@pytest.mark.parametrize("case", ["conv", "matmul", "transposed", "spatial", "shared"])
+def test_channel_scale_folds_into_the_layer_before(case):
+    """A constant per-output-channel Mul after a Conv or MatMul + bias (ConvNeXt's layer scale) folds into the
+    layer's weight and bias (same outputs up to float32 rounding, a report line); a scale along another axis, or a
+    layer output read elsewhere, stays."""
+    import onnxruntime as ort
+
+    src = _scaled_layer(case)
+    prepared = prepare(ir.from_proto(src))
+    ops = [n.op_type for n in prepared.model.graph]
+    if case in ("spatial", "shared"):
+        assert "Mul" in ops and not prepared.scaled
+        return
+    assert "Mul" not in ops and list(prepared.scaled.values()) == [n.name for n in prepared.model.graph][:1]
+    assert "per-channel scale" in prepared.note()
+    shape = (2, 4, 5, 5) if case == "conv" else (2, 5, 5, 4)
+    x = np.random.default_rng().standard_normal(shape).astype(np.float32)
+    want = ort.InferenceSession(src.SerializeToString()).run(None, {"x": x})[0]
+    got = ort.InferenceSession(ir.serde.serialize_model(prepared.model).SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
