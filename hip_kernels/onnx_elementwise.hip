@@ -47,6 +47,8 @@ __device__ __forceinline__ float unary_value(float x, float alpha, float beta) {
     if constexpr (Op == FP8ORT_UNARY_CLIP) return x < alpha ? alpha : (x > beta ? beta : x);
     if constexpr (Op == FP8ORT_UNARY_GELU) return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
     if constexpr (Op == FP8ORT_UNARY_GELU_TANH) return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + kGeluCubic * x * x * x)));
+    if constexpr (Op == FP8ORT_UNARY_CEIL) return ceilf(x);
+    if constexpr (Op == FP8ORT_UNARY_FLOOR) return floorf(x);
     return x;
 }
 
@@ -85,6 +87,8 @@ fp8ort_status unary_for_type(fp8ort_unary_op op, const void* x, void* y, int64_t
         case FP8ORT_UNARY_CLIP: return launch_unary<T, FP8ORT_UNARY_CLIP>(x, y, n, a, b, s);
         case FP8ORT_UNARY_GELU: return launch_unary<T, FP8ORT_UNARY_GELU>(x, y, n, a, b, s);
         case FP8ORT_UNARY_GELU_TANH: return launch_unary<T, FP8ORT_UNARY_GELU_TANH>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_CEIL: return launch_unary<T, FP8ORT_UNARY_CEIL>(x, y, n, a, b, s);
+        case FP8ORT_UNARY_FLOOR: return launch_unary<T, FP8ORT_UNARY_FLOOR>(x, y, n, a, b, s);
     }
     return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_onnx_unary: unknown op %d", static_cast<int>(op));
 }
@@ -98,6 +102,7 @@ __device__ __forceinline__ float binary_value(float a, float b) {
     if constexpr (Op == FP8ORT_BINARY_DIV) return a / b;
     if constexpr (Op == FP8ORT_BINARY_MAX) return (a != a || b != b) ? a + b : (a < b ? b : a);
     if constexpr (Op == FP8ORT_BINARY_MIN) return (a != a || b != b) ? a + b : (b < a ? b : a);
+    if constexpr (Op == FP8ORT_BINARY_FMOD) return fmodf(a, b);
     if constexpr (Op == FP8ORT_BINARY_POW) {
         // onnxruntime's CPU kernel multiplies for the exponents 2 and 3; powf elsewhere.
         if (b == 2.0f) return a * a;
@@ -257,6 +262,7 @@ fp8ort_status binary_for_types(fp8ort_binary_op op, const void* a, const void* b
                 return launch_binary<TA, TB, FP8ORT_BINARY_GREATER_OR_EQUAL>(a, b, y, nd, n, s);
             case FP8ORT_BINARY_MAX: return launch_binary<TA, TB, FP8ORT_BINARY_MAX>(a, b, y, nd, n, s);
             case FP8ORT_BINARY_MIN: return launch_binary<TA, TB, FP8ORT_BINARY_MIN>(a, b, y, nd, n, s);
+            case FP8ORT_BINARY_FMOD: return launch_binary<TA, TB, FP8ORT_BINARY_FMOD>(a, b, y, nd, n, s);
             default: break;
         }
     }
@@ -275,6 +281,12 @@ __device__ __forceinline__ T int_value(T a, T b) {
         if (b == 0) return 0;
         if (b == -1) return static_cast<T>(U(0) - static_cast<U>(a));
         return a / b;
+    }
+    if constexpr (Op == FP8ORT_BINARY_MOD || Op == FP8ORT_BINARY_FMOD) {
+        if (b == 0 || b == -1) return 0;  // min % -1 overflows; a divisor 0 gives 0 as DIV does
+        const T r = static_cast<T>(a % b);
+        if constexpr (Op == FP8ORT_BINARY_MOD) return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+        return r;
     }
     if constexpr (Op == FP8ORT_BINARY_MAX) return a < b ? b : a;
     return b < a ? b : a;  // MIN
@@ -321,6 +333,8 @@ fp8ort_status int_binary_for_type(fp8ort_binary_op op, const void* a, const void
         case FP8ORT_BINARY_DIV: return launch_int_binary<T, FP8ORT_BINARY_DIV>(a, b, y, nd, n, s);
         case FP8ORT_BINARY_MAX: return launch_int_binary<T, FP8ORT_BINARY_MAX>(a, b, y, nd, n, s);
         case FP8ORT_BINARY_MIN: return launch_int_binary<T, FP8ORT_BINARY_MIN>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_MOD: return launch_int_binary<T, FP8ORT_BINARY_MOD>(a, b, y, nd, n, s);
+        case FP8ORT_BINARY_FMOD: return launch_int_binary<T, FP8ORT_BINARY_FMOD>(a, b, y, nd, n, s);
         case FP8ORT_BINARY_EQUAL: return launch_int_binary<T, FP8ORT_BINARY_EQUAL>(a, b, y, nd, n, s);
         case FP8ORT_BINARY_LESS: return launch_int_binary<T, FP8ORT_BINARY_LESS>(a, b, y, nd, n, s);
         case FP8ORT_BINARY_GREATER: return launch_int_binary<T, FP8ORT_BINARY_GREATER>(a, b, y, nd, n, s);
@@ -532,6 +546,8 @@ extern "C" fp8ort_status fp8ort_onnx_binary(fp8ort_binary_op op, const void* a, 
     if (a_type != b_type && op != FP8ORT_BINARY_POW)
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: operand types differ (%d, %d)", name, static_cast<int>(a_type), static_cast<int>(b_type));
     if (math && is_logical(op)) return fail(FP8ORT_INVALID_ARGUMENT, "%s: op %d needs bool operands", name, static_cast<int>(op));
+    if (math && op == FP8ORT_BINARY_MOD)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: MOD takes integer operands (FMOD for floats)", name);
     int64_t count = 0;
     FP8ORT_TRY(check_nd(nd, name, &count));
     if (count == 0) return ok();

@@ -54,7 +54,9 @@ typedef enum fp8ort_unary_op {
     FP8ORT_UNARY_HARD_SWISH = 10,  /* x * max(0, min(1, x / 6 + 0.5)) */
     FP8ORT_UNARY_CLIP = 11,        /* min(max(x, alpha), beta); NaN stays NaN */
     FP8ORT_UNARY_GELU = 12,        /* 0.5 x (1 + erf(x / sqrt 2)) */
-    FP8ORT_UNARY_GELU_TANH = 13    /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+    FP8ORT_UNARY_GELU_TANH = 13,   /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+    FP8ORT_UNARY_CEIL = 14,
+    FP8ORT_UNARY_FLOOR = 15
 } fp8ort_unary_op;
 
 /* y[i] = op(x[i]); x and y have type `type` (FLOAT or FLOAT16); alpha/beta as listed above, else unused. */
@@ -76,14 +78,16 @@ typedef enum fp8ort_binary_op {
     FP8ORT_BINARY_GREATER_OR_EQUAL = 11,
     FP8ORT_BINARY_AND = 12,    /* BOOL operands */
     FP8ORT_BINARY_OR = 13,
-    FP8ORT_BINARY_XOR = 14
+    FP8ORT_BINARY_XOR = 14,
+    FP8ORT_BINARY_MOD = 15,    /* Mod fmod = 0, integers only: the remainder takes the divisor's sign */
+    FP8ORT_BINARY_FMOD = 16    /* Mod fmod = 1: the dividend's sign (fmodf for floats, % for integers) */
 } fp8ort_binary_op;
 
 /* y[c] = op(a[walk 0], b[walk 1]) over the walk `nd` (operands 0 and 1); y may alias a when walk 0 is the
- * contiguous output (Max/Min fold their inputs in place). Types: FLOAT/FLOAT16 for every op but AND/OR/XOR
- * (a_type == b_type except for POW); INT64/INT32 for ADD, SUB, MUL, DIV, MAX, MIN and the comparisons, computed in
- * the integer type (wrapping; DIV truncates toward zero, a divisor 0 gives 0: the GPU cannot report it within a
- * run); BOOL for EQUAL, AND, OR, XOR. Comparisons and the logical ops write BOOL. */
+ * contiguous output (Max/Min fold their inputs in place). Types: FLOAT/FLOAT16 for every op but AND/OR/XOR and MOD
+ * (a_type == b_type except for POW); INT64/INT32 for ADD, SUB, MUL, DIV, MAX, MIN, MOD, FMOD and the comparisons,
+ * computed in the integer type (wrapping; DIV truncates toward zero, a divisor 0 gives 0 for DIV, MOD and FMOD: the
+ * GPU cannot report it within a run); BOOL for EQUAL, AND, OR, XOR. Comparisons and the logical ops write BOOL. */
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_binary(fp8ort_binary_op op, const void* a, int32_t a_type, const void* b,
                                                 int32_t b_type, void* y, const fp8ort_nd* nd, void* stream);
 
@@ -123,6 +127,25 @@ FP8ORT_GPU_API fp8ort_status fp8ort_onnx_gather_elements(const void* data, const
                                                          void* out, int64_t elem_size,
                                                          const fp8ort_gather_elements_geometry* g, void* stream);
 
+/* CumSum along the middle axis of x viewed as [outer, n, inner]: y[o, j, i] = sum of x[o, j', i] over j' <= j (j' < j
+ * with exclusive; j' >= j / j' > j with reverse), one add per element in order, accumulated in the element type
+ * (FLOAT, INT32, INT64; integers wrap). */
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_cumsum(const void* x, void* y, int32_t type, int64_t outer, int64_t n,
+                                                int64_t inner, int32_t exclusive, int32_t reverse, void* stream);
+
+/* ScatterND (reduction none) on out, which already holds a copy of data: for index row r (of rows, k INT64
+ * components each), out[sum_j idx_j * dim_strides[j] + :slice] = updates[r, :slice] with idx_j in
+ * [-index_dims[j], index_dims[j]); a row with an index out of range writes nothing. Rows must not repeat an index
+ * (ONNX leaves the result undefined then). */
+typedef struct fp8ort_scatter_nd_geometry {
+    int64_t rows, k, slice;
+    int64_t index_dims[FP8ORT_ONNX_MAX_RANK];
+    int64_t dim_strides[FP8ORT_ONNX_MAX_RANK];
+} fp8ort_scatter_nd_geometry;
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_scatter_nd(const void* updates, const int64_t* indices, void* out,
+                                                    int64_t elem_size, const fp8ort_scatter_nd_geometry* g,
+                                                    void* stream);
+
 /* GatherND: for index row r (of batch * rows, k INT64 components each), out[r, :slice] = data[(r / rows) *
  * batch_stride + sum_j idx_j * dim_strides[j] + :slice] with idx_j in [-index_dims[j], index_dims[j]); a row with an
  * index out of range gives zero elements. */
@@ -154,6 +177,29 @@ FP8ORT_GPU_API fp8ort_status fp8ort_onnx_transpose_2d(const void* src, void* dst
 /* rows rows of row_bytes bytes: dst + r * dst_pitch <- src + r * src_pitch (bytes; Concat along any axis). */
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_copy_rows(const void* src, void* dst, int64_t rows, int64_t row_bytes,
                                                    int64_t src_pitch, int64_t dst_pitch, void* stream);
+
+/* Pad over an output of `rank` dims (rank >= 1): along each axis d, output position o reads element crop[d] + j of
+ * the input, j = the position in the cropped window of len[d] elements for o - before[d] (inside the window: itself;
+ * outside: the constant for CONSTANT, the nearest end for EDGE, the mirror without the end for REFLECT (pads <
+ * len), the position modulo len for WRAP). A CONSTANT position on any axis gives value_bits (the element's bytes,
+ * little endian). src_strides are the input's element strides. */
+typedef enum fp8ort_pad_mode {
+    FP8ORT_PAD_CONSTANT = 0,
+    FP8ORT_PAD_REFLECT = 1,
+    FP8ORT_PAD_EDGE = 2,
+    FP8ORT_PAD_WRAP = 3
+} fp8ort_pad_mode;
+typedef struct fp8ort_pad_geometry {
+    int32_t rank, mode;
+    int64_t out_dims[FP8ORT_ONNX_MAX_RANK];
+    int64_t crop[FP8ORT_ONNX_MAX_RANK];
+    int64_t len[FP8ORT_ONNX_MAX_RANK];
+    int64_t before[FP8ORT_ONNX_MAX_RANK];
+    int64_t src_strides[FP8ORT_ONNX_MAX_RANK];
+    uint64_t value_bits;
+} fp8ort_pad_geometry;
+FP8ORT_GPU_API fp8ort_status fp8ort_onnx_pad(const void* src, void* dst, int64_t elem_size, const fp8ort_pad_geometry* g,
+                                             void* stream);
 
 /* Device-to-device copy of `bytes` bytes (Identity and the Reshape family). src == dst does nothing. */
 FP8ORT_GPU_API fp8ort_status fp8ort_onnx_copy(const void* src, void* dst, int64_t bytes, void* stream);

@@ -66,6 +66,14 @@ FP8ORT_GPU_API fp8ort_status fp8ort_nn_layer_norm_fp8(const void* x, const void*
                                                       const float* y_scale, int64_t rows, int64_t cols, float epsilon,
                                                       void* stream);
 
+/* ---- BatchNormalization, inference form (onnx_norm.hip) ----
+ * X viewed as [n, channels, inner]: Y = (x - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c] in float32.
+ * scale and bias have type param_type, mean and var stat_type (FLOAT or FLOAT16 each); Y has X's type. */
+FP8ORT_GPU_API fp8ort_status fp8ort_nn_batch_norm(const void* x, const void* scale, const void* bias, const void* mean,
+                                                  const void* var, void* y, fp8ort_dtype type, fp8ort_dtype param_type,
+                                                  fp8ort_dtype stat_type, int64_t n, int64_t channels, int64_t inner,
+                                                  float epsilon, void* stream);
+
 /* ---- batched GEMM for MatMul and Gemm (onnx_linalg.hip) ----
  * For every batch index b (decoded over batch_dims, row-major): Y[b, m, n] = alpha * sum_k A(m, k) * B(k, n)
  * (+ beta * C(m, n)), float32 accumulation. A(m, k) = a[a_off(b) + m * a_sm + k * a_sk], B(k, n) likewise;

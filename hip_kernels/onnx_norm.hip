@@ -1,4 +1,5 @@
-// Reductions (ReduceSum/Mean/Max/Min, global pooling), Softmax/LogSoftmax and LayerNormalization.
+// Reductions (ReduceSum/Mean/Max/Min, global pooling), Softmax/LogSoftmax, LayerNormalization and
+// BatchNormalization (inference: one thread per element).
 // A row of contiguous values is reduced by one block (warp shuffles, then shared memory); strided reductions
 // ([outer, r, inner] with inner > 1, short rows) by one thread per output, adjacent threads on adjacent columns.
 #include "fp8_numerics.h"
@@ -383,6 +384,48 @@ fp8ort_status launch_layer_norm_fp8(const void* x, const void* scale, const void
     }
 }
 
+// BatchNormalization (inference): T is X's and Y's storage, P scale's and bias's, S mean's and var's.
+template <class T, class P, class S>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    batch_norm_kernel(const T* __restrict__ x, const P* __restrict__ scale, const P* __restrict__ bias,
+                      const S* __restrict__ mean, const S* __restrict__ var, T* __restrict__ y, int64_t count,
+                      int64_t channels, int64_t inner, float epsilon) {
+    const int64_t grid_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += grid_stride) {
+        const int64_t c = (i / inner) % channels;
+        const float mul = nn::load(scale, c) / sqrtf(nn::load(var, c) + epsilon);
+        nn::store(y, i, (nn::load(x, i) - nn::load(mean, c)) * mul + nn::load(bias, c));
+    }
+}
+
+template <class T, class P, class S>
+fp8ort_status launch_batch_norm(const void* x, const void* scale, const void* bias, const void* mean, const void* var,
+                                void* y, int64_t count, int64_t channels, int64_t inner, float epsilon, hipStream_t s) {
+    batch_norm_kernel<T, P, S><<<nn::elementwise_blocks(count), kElementwiseThreads, 0, s>>>(
+        static_cast<const T*>(x), static_cast<const P*>(scale), static_cast<const P*>(bias), static_cast<const S*>(mean),
+        static_cast<const S*>(var), static_cast<T*>(y), count, channels, inner, epsilon);
+    return check_launch("fp8ort_nn_batch_norm");
+}
+
+template <class T, class P>
+fp8ort_status batch_norm_for_stats(fp8ort_dtype stat_type, const void* x, const void* scale, const void* bias,
+                                   const void* mean, const void* var, void* y, int64_t count, int64_t channels,
+                                   int64_t inner, float epsilon, hipStream_t s) {
+    return stat_type == FP8ORT_FLOAT
+               ? launch_batch_norm<T, P, float>(x, scale, bias, mean, var, y, count, channels, inner, epsilon, s)
+               : launch_batch_norm<T, P, uint16_t>(x, scale, bias, mean, var, y, count, channels, inner, epsilon, s);
+}
+
+template <class T>
+fp8ort_status batch_norm_for_params(fp8ort_dtype param_type, fp8ort_dtype stat_type, const void* x, const void* scale,
+                                    const void* bias, const void* mean, const void* var, void* y, int64_t count,
+                                    int64_t channels, int64_t inner, float epsilon, hipStream_t s) {
+    return param_type == FP8ORT_FLOAT
+               ? batch_norm_for_stats<T, float>(stat_type, x, scale, bias, mean, var, y, count, channels, inner, epsilon, s)
+               : batch_norm_for_stats<T, uint16_t>(stat_type, x, scale, bias, mean, var, y, count, channels, inner,
+                                                   epsilon, s);
+}
+
 bool valid_op(fp8ort_nn_reduce_op op) { return op >= FP8ORT_NN_REDUCE_SUM && op <= FP8ORT_NN_REDUCE_MIN; }
 
 }  // namespace
@@ -464,5 +507,25 @@ extern "C" fp8ort_status fp8ort_nn_layer_norm_fp8(const void* x, const void* sca
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: x, scale, y, y_fp8 and y_scale must be device pointers, got NULL", me);
     FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, launch_layer_norm_fp8, x, scale, bias, y, y_fp8, q_type, q_scale, rows, cols,
                                   epsilon, as_stream(stream)));
+    return ok();
+}
+
+extern "C" fp8ort_status fp8ort_nn_batch_norm(const void* x, const void* scale, const void* bias, const void* mean,
+                                              const void* var, void* y, fp8ort_dtype type, fp8ort_dtype param_type,
+                                              fp8ort_dtype stat_type, int64_t n, int64_t channels, int64_t inner,
+                                              float epsilon, void* stream) {
+    const char* me = "fp8ort_nn_batch_norm";
+    if (!nn::is_nn_type(type) || !nn::is_nn_type(param_type) || !nn::is_nn_type(stat_type))
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: types %s, %s, %s are not float32/float16", me, dtype_name(type),
+                    dtype_name(param_type), dtype_name(stat_type));
+    if (n < 0 || channels < 0 || inner < 0) return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size", me);
+    if (n == 0 || channels == 0 || inner == 0) return ok();
+    if (n > INT64_MAX / channels || n * channels > INT64_MAX / inner)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: more than 2^63 elements", me);
+    if (!x || !y || !scale || !bias || !mean || !var)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: x, scale, bias, mean, var and y must be device pointers, got NULL", me);
+    const int64_t count = n * channels * inner;
+    FP8ORT_TRY(FP8ORT_NN_DISPATCH(type, batch_norm_for_params, param_type, stat_type, x, scale, bias, mean, var, y, count,
+                                  channels, inner, epsilon, as_stream(stream)));
     return ok();
 }

@@ -1,5 +1,6 @@
 // Data-movement standard ONNX ops on raw elements of 1, 2, 4 or 8 bytes: strided copies (Transpose, Slice, Expand),
-// tiled batched 2-D transposes (NCHW <-> NHWC), row copies (Concat), Gather, fill (ConstantOfShape) and plain copies.
+// tiled batched 2-D transposes (NCHW <-> NHWC), row copies (Concat, Split), Pad, Gather, fill (ConstantOfShape) and
+// plain copies.
 #include <initializer_list>
 
 #include "onnx_nd.h"
@@ -169,6 +170,49 @@ fp8ort_status launch_copy_rows(const void* src, void* dst, int64_t rows, int64_t
     copy_rows_kernel<Bytes><<<blocks_for(rows * (row_bytes / Bytes)), kThreads, 0, s>>>(
         static_cast<const U*>(src), static_cast<U*>(dst), rows, row_bytes / Bytes, src_pitch / Bytes, dst_pitch / Bytes);
     return check_launch("fp8ort_onnx_copy_rows");
+}
+
+// ---- Pad ----
+// The position in the cropped window that output position o reads, or -1 for the constant (ops/onnx_shapes.h's
+// pad_source, on the device).
+__device__ __forceinline__ int64_t pad_source(int64_t o, int64_t before, int64_t len, int mode) {
+    const int64_t i = o - before;
+    if (i >= 0 && i < len) return i;
+    switch (mode) {
+        case FP8ORT_PAD_EDGE: return i < 0 ? 0 : len - 1;
+        case FP8ORT_PAD_WRAP: return ((i % len) + len) % len;
+        case FP8ORT_PAD_REFLECT: return i < 0 ? -i : 2 * (len - 1) - i;
+        default: return -1;
+    }
+}
+
+template <int Bytes>
+__global__ void __launch_bounds__(kThreads)
+    pad_kernel(const typename unit_of<Bytes>::type* __restrict__ src, typename unit_of<Bytes>::type* __restrict__ dst,
+               fp8ort_pad_geometry g, int64_t count) {
+    using U = typename unit_of<Bytes>::type;
+    const U value = static_cast<U>(g.value_bits);
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        int64_t rem = i, off = 0;
+        bool constant = false;
+        for (int d = g.rank - 1; d >= 0; --d) {
+            const int64_t q = rem / g.out_dims[d];
+            const int64_t c = rem - q * g.out_dims[d];
+            rem = q;
+            const int64_t j = pad_source(c, g.before[d], g.len[d], g.mode);
+            constant = constant || j < 0;
+            off += (g.crop[d] + j) * g.src_strides[d];
+        }
+        dst[i] = constant ? value : src[off];
+    }
+}
+
+template <int Bytes>
+fp8ort_status launch_pad(const void* src, void* dst, const fp8ort_pad_geometry& g, int64_t count, hipStream_t s) {
+    using U = typename unit_of<Bytes>::type;
+    pad_kernel<Bytes><<<blocks_for(count), kThreads, 0, s>>>(static_cast<const U*>(src), static_cast<U*>(dst), g, count);
+    return check_launch("fp8ort_onnx_pad");
 }
 
 // ---- Gather ----
@@ -399,5 +443,38 @@ extern "C" fp8ort_status fp8ort_onnx_write_int64s(int64_t* dst, const int64_t* v
     for (int32_t i = 0; i < count; ++i) v.v[i] = static_cast<long long>(values[i]);
     write_values_kernel<<<1, FP8ORT_ONNX_MAX_VALUES, 0, as_stream(stream)>>>(reinterpret_cast<long long*>(dst), v, count);
     const fp8ort_status st = check_launch(name);
+    return st == FP8ORT_OK ? ok() : st;
+}
+
+extern "C" fp8ort_status fp8ort_onnx_pad(const void* src, void* dst, int64_t elem_size, const fp8ort_pad_geometry* g,
+                                         void* stream) {
+    const char* name = "fp8ort_onnx_pad";
+    if (!g) return fail(FP8ORT_INVALID_ARGUMENT, "%s: the geometry is NULL", name);
+    if (!valid_elem_size(elem_size))
+        return fail(FP8ORT_UNSUPPORTED, "%s: element size %lld is not 1, 2, 4 or 8", name, static_cast<long long>(elem_size));
+    if (g->rank < 1 || g->rank > FP8ORT_ONNX_MAX_RANK)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: rank %d is outside [1, %d]", name, g->rank, FP8ORT_ONNX_MAX_RANK);
+    if (g->mode < FP8ORT_PAD_CONSTANT || g->mode > FP8ORT_PAD_WRAP)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: unknown mode %d", name, g->mode);
+    int64_t count = 1;
+    for (int d = 0; d < g->rank; ++d) {
+        if (g->out_dims[d] < 0 || g->len[d] < 0 || g->crop[d] < 0 || g->before[d] < 0)
+            return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative extent on axis %d", name, d);
+        if (g->out_dims[d] > g->len[d] && g->mode != FP8ORT_PAD_CONSTANT && g->len[d] == 0)
+            return fail(FP8ORT_INVALID_ARGUMENT, "%s: axis %d has no elements to pad from", name, d);
+        if (g->out_dims[d] != 0 && count > INT64_MAX / g->out_dims[d])
+            return fail(FP8ORT_INVALID_ARGUMENT, "%s: the output has more than 2^63 elements", name);
+        count *= g->out_dims[d];
+    }
+    if (count == 0) return ok();
+    if (!src || !dst) return fail(FP8ORT_INVALID_ARGUMENT, "%s: src and dst must be device pointers, got NULL", name);
+    const hipStream_t s = as_stream(stream);
+    fp8ort_status st;
+    switch (elem_size) {
+        case 1: st = launch_pad<1>(src, dst, *g, count, s); break;
+        case 2: st = launch_pad<2>(src, dst, *g, count, s); break;
+        case 4: st = launch_pad<4>(src, dst, *g, count, s); break;
+        default: st = launch_pad<8>(src, dst, *g, count, s); break;
+    }
     return st == FP8ORT_OK ? ok() : st;
 }

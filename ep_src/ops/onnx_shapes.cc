@@ -553,4 +553,164 @@ std::vector<bool> reduced_axes(const std::vector<int64_t>& axes, int64_t rank) {
   return reduce;
 }
 
+std::vector<int64_t> split_sizes(const Shape& in, int64_t* axis, const std::vector<int64_t>* split, int64_t num_outputs,
+                                 size_t outputs) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (rank == 0) fail("input must have rank >= 1; got a scalar");
+  *axis = normalize_axis(*axis, rank);
+  const int64_t dim = in[*axis];
+  const int64_t n = static_cast<int64_t>(outputs);
+  if (split != nullptr && num_outputs > 0) fail("give either the split input or the num_outputs attribute, not both");
+  if (split != nullptr) {
+    if (static_cast<int64_t>(split->size()) != n) {
+      fail("split has " + std::to_string(split->size()) + " values but the node has " + std::to_string(n) +
+           " outputs; give one size per output");
+    }
+    int64_t sum = 0;
+    for (int64_t v : *split) {
+      if (v < 0) fail("split sizes must be >= 0; got " + std::to_string(v));
+      sum += v;
+    }
+    if (sum != dim) {
+      fail("split sizes add up to " + std::to_string(sum) + " but axis " + std::to_string(*axis) + " of input " +
+           shape_str(in) + " has " + std::to_string(dim) + " elements");
+    }
+    return *split;
+  }
+  if (num_outputs > 0) {
+    if (num_outputs != n) {
+      fail("num_outputs is " + std::to_string(num_outputs) + " but the node has " + std::to_string(n) + " outputs");
+    }
+    if (dim < n) {
+      fail("axis " + std::to_string(*axis) + " of input " + shape_str(in) + " has fewer than num_outputs = " +
+           std::to_string(n) + " elements");
+    }
+    const int64_t part = (dim + n - 1) / n;
+    std::vector<int64_t> sizes(static_cast<size_t>(n), part);
+    sizes.back() = dim - part * (n - 1);
+    return sizes;
+  }
+  if (n == 0 || dim % n != 0) {
+    fail("axis " + std::to_string(*axis) + " of input " + shape_str(in) + " (" + std::to_string(dim) +
+         " elements) does not split into " + std::to_string(n) + " equal parts; give the split input");
+  }
+  return std::vector<int64_t>(static_cast<size_t>(n), dim / n);
+}
+
+PadMode pad_mode(const std::string& mode) {
+  if (mode == "constant") return PadMode::kConstant;
+  if (mode == "reflect") return PadMode::kReflect;
+  if (mode == "edge") return PadMode::kEdge;
+  if (mode == "wrap") return PadMode::kWrap;
+  fail("mode '" + mode + "' is not defined; use 'constant', 'reflect', 'edge' or 'wrap'");
+}
+
+PadGeometry pad_geometry(const Shape& in, const std::vector<int64_t>& pads, const std::vector<int64_t>* axes,
+                         PadMode mode) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> all_axes;
+  if (axes == nullptr) {
+    for (int64_t d = 0; d < rank; ++d) all_axes.push_back(d);
+    axes = &all_axes;
+  }
+  const int64_t n = static_cast<int64_t>(axes->size());
+  if (static_cast<int64_t>(pads.size()) != 2 * n) {
+    fail("pads has " + std::to_string(pads.size()) + " values; it needs 2 * " + std::to_string(n) +
+         " (a begin and an end for each padded axis of input " + shape_str(in) + ")");
+  }
+  Shape begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t a = normalize_axis((*axes)[j], rank, "axes entry");
+    if (seen[a]) fail("axis " + std::to_string(a) + " appears twice in axes");
+    seen[a] = true;
+    begin[a] = pads[j];
+    end[a] = pads[j + n];
+  }
+  PadGeometry g;
+  g.crop.resize(static_cast<size_t>(rank));
+  g.len.resize(static_cast<size_t>(rank));
+  g.before.resize(static_cast<size_t>(rank));
+  g.out.resize(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t cut = std::max<int64_t>(0, -begin[d]) + std::max<int64_t>(0, -end[d]);
+    if (cut > in[d]) {
+      fail("pads " + std::to_string(begin[d]) + " and " + std::to_string(end[d]) + " crop more than the " +
+           std::to_string(in[d]) + " elements of axis " + std::to_string(d));
+    }
+    g.crop[d] = std::max<int64_t>(0, -begin[d]);
+    g.len[d] = in[d] - cut;
+    g.before[d] = std::max<int64_t>(0, begin[d]);
+    const int64_t after = std::max<int64_t>(0, end[d]);
+    const int64_t grow = g.before[d] + after;
+    if (grow > 0 && mode != PadMode::kConstant && g.len[d] == 0) {
+      fail("axis " + std::to_string(d) + " has no elements (after cropping) to pad from in mode " +
+           (mode == PadMode::kEdge ? "'edge'" : mode == PadMode::kReflect ? "'reflect'" : "'wrap'") +
+           "; use mode 'constant'");
+    }
+    if (grow > 0 && mode == PadMode::kReflect && std::max(g.before[d], after) > g.len[d] - 1) {
+      fail("reflect pads " + std::to_string(g.before[d]) + " and " + std::to_string(after) + " of axis " +
+           std::to_string(d) + " must be smaller than its " + std::to_string(g.len[d]) + " elements (after cropping)");
+    }
+    if (g.len[d] > std::numeric_limits<int64_t>::max() - grow) fail("padded shape overflows int64");
+    g.out[d] = g.len[d] + grow;
+  }
+  element_count(g.out);
+  return g;
+}
+
+int64_t cumsum_axis(const Tensor& axis, int64_t rank) {
+  const std::vector<int64_t> v = read_ints(axis, "axis");
+  if (v.size() != 1) fail("input 'axis' must hold one value (a scalar); got shape " + shape_str(axis.shape));
+  if (rank == 0) fail("input must have rank >= 1; got a scalar");
+  return normalize_axis(v[0], rank);
+}
+
+int64_t batch_norm_channels(const Shape& x, const Shape& scale, const Shape& b, const Shape& mean, const Shape& var) {
+  if (x.size() < 2) fail("X must have rank >= 2 ([N, C, ...]); got shape " + shape_str(x));
+  const int64_t c = x[1];
+  const char* names[4] = {"scale", "B", "mean", "var"};
+  const Shape* shapes[4] = {&scale, &b, &mean, &var};
+  for (int k = 0; k < 4; ++k) {
+    if (shapes[k]->size() != 1 || (*shapes[k])[0] != c) {
+      fail(std::string("input ") + names[k] + " has shape " + shape_str(*shapes[k]) + "; it must be [" +
+           std::to_string(c) + "], one value per channel of X " + shape_str(x));
+    }
+  }
+  return c;
+}
+
+ScatterNdGeometry scatter_nd_geometry(const Shape& data, const Tensor& index_tensor, const Shape& updates) {
+  if (index_tensor.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64) {
+    fail(std::string("indices must be int64, got ") + type_name(index_tensor.type));
+  }
+  const Shape& indices = index_tensor.shape;
+  const int64_t r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.size());
+  if (r < 1 || q < 1) fail("data " + shape_str(data) + " and indices " + shape_str(indices) + " need rank >= 1");
+  ScatterNdGeometry g;
+  g.k = indices.back();
+  if (g.k < 1 || g.k > r) {
+    fail("the last dimension of indices " + shape_str(indices) + " must lie in [1, " + std::to_string(r) +
+         "] (the rank of data)");
+  }
+  Shape want(indices.begin(), indices.end() - 1);
+  for (int64_t d = 0; d < q - 1; ++d) g.rows *= indices[d];
+  for (int64_t d = g.k; d < r; ++d) {
+    g.slice *= data[d];
+    want.push_back(data[d]);
+  }
+  if (updates != want) {
+    fail("updates has shape " + shape_str(updates) + "; with data " + shape_str(data) + " and indices " +
+         shape_str(indices) + " it must be " + shape_str(want));
+  }
+  g.index_dims.assign(data.begin(), data.begin() + g.k);
+  g.dim_strides.assign(static_cast<size_t>(g.k), 0);
+  int64_t step = g.slice;
+  for (int64_t j = g.k - 1; j >= 0; --j) {
+    g.dim_strides[j] = step;
+    step *= g.index_dims[j];
+  }
+  return g;
+}
+
 }  // namespace fp8ort

@@ -133,4 +133,53 @@ void check_norm_param(const Shape& param, const Shape& norm_shape);
 // Reduce*: which axes are reduced (every axis when `axes` is empty).
 std::vector<bool> reduced_axes(const std::vector<int64_t>& axes, int64_t rank);
 
+// Split: the sizes of the `outputs` parts along `axis` (normalized in place): the `split` input when given (null when
+// absent), else num_outputs parts of ceil(dim / num_outputs) with a smaller last one (opset 18's attribute; 0 when
+// absent), else `outputs` equal parts.
+std::vector<int64_t> split_sizes(const Shape& in, int64_t* axis, const std::vector<int64_t>* split, int64_t num_outputs,
+                                 size_t outputs);
+
+// Pad: per axis, negative pads crop the input first (as onnxruntime does); the mode then fills the positive pads
+// from the cropped window of `len` elements starting at `crop`.
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+// mode attribute -> PadMode; fails on a mode ONNX does not define.
+PadMode pad_mode(const std::string& mode);
+struct PadGeometry {
+  Shape crop, len, before;  // per axis: first kept input element, kept elements, elements padded in front
+  Shape out;
+};
+// pads holds 2 * n values (all begins, then all ends) for the n axes `axes` (every axis when null).
+PadGeometry pad_geometry(const Shape& in, const std::vector<int64_t>& pads, const std::vector<int64_t>* axes,
+                         PadMode mode);
+// The element of the cropped window (in [0, len)) that output position `o` of an axis reads, or -1 for the
+// constant value. Inline so that device code can mirror it line for line.
+inline int64_t pad_source(int64_t o, int64_t before, int64_t len, PadMode mode) {
+  int64_t i = o - before;
+  if (i >= 0 && i < len) return i;
+  switch (mode) {
+    case PadMode::kConstant: return -1;
+    case PadMode::kEdge: return i < 0 ? 0 : len - 1;
+    case PadMode::kWrap: return ((i % len) + len) % len;
+    case PadMode::kReflect: return i < 0 ? -i : 2 * (len - 1) - i;  // pad_geometry keeps pads below len
+  }
+  return -1;
+}
+
+// CumSum's axis input: one int64/int32 element in CPU memory, in [-rank, rank); returns it in [0, rank).
+int64_t cumsum_axis(const Tensor& axis, int64_t rank);
+
+// BatchNormalization (inference): X [N, C, D...] (rank >= 2) and scale, B, mean, var of shape [C] each; returns C.
+int64_t batch_norm_channels(const Shape& x, const Shape& scale, const Shape& b, const Shape& mean, const Shape& var);
+
+// ScatterND: data [r dims], int64 indices [..., k] (1 <= k <= r), updates = indices.shape[:-1] + data.shape[k:];
+// each index row writes a slice of `slice` elements at the offset sum_j idx_j * dim_strides[j].
+struct ScatterNdGeometry {
+  int64_t rows = 1;   // index rows: prod(indices.shape[:-1])
+  int64_t k = 1;      // index length
+  int64_t slice = 1;  // elements per slice: prod(data.shape[k:])
+  Shape index_dims;   // data.shape[:k]
+  Shape dim_strides;  // elements of data per step of each indexed dimension
+};
+ScatterNdGeometry scatter_nd_geometry(const Shape& data, const Tensor& indices, const Shape& updates);
+
 }  // namespace fp8ort

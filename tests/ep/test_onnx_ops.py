@@ -629,6 +629,144 @@ CASES: list[Case] = [
     Case("where_bool", "Where", [R(S, BOOL), R((4,), BOOL), R(S, BOOL)], opset=16, out_types=[BOOL], reference="onnx"),
     Case("where_i32", "Where", [R((3, 1), BOOL), R((1, 4), I32, -5, 5), R((), I32, -5, 5)], opset=16, out_types=[I32]),
     Case("cast_i64_bool", "Cast", [R(S, I64, -2, 3)], {"to": BOOL}, out_types=[BOOL], opset=13),
+    # ---- timm ViT/DeiT (qkv.unbind: Split + Squeeze), GPT-2 (c_attn(...).split) ----
+    Case("split_unbind", "Split", [R((3, 2, 4, 5))], {"axis": 0}, outputs=3, opset=13),
+    Case("split_uneven_sizes", "Split", [R((2, 7, 3)), ints(2, 4, 1)], {"axis": 1}, outputs=3, opset=13),
+    Case("split_neg_axis_i64", "Split", [R((4, 6), I64, -9, 9), ints(1, 5)], {"axis": -1}, outputs=2, opset=18),
+    Case("split_zero_part_f16", "Split", [R((5, 3), F16), ints(0, 5)], outputs=2, opset=13),
+    Case("split_num_outputs", "Split", [R((2, 7))], {"axis": -1, "num_outputs": 3}, outputs=3, opset=18),
+    Case("split_num_outputs_even", "Split", [R((2, 9, 6))], {"axis": 2, "num_outputs": 3}, outputs=3, opset=21),
+    Case("split_bad_sizes", "Split", [R((4, 3)), ints(1, 2)], outputs=2, error=r"add up to 3"),
+    Case("split_uneven_equal", "Split", [R((5, 2))], outputs=2, error=r"does not split into 2 equal parts"),
+    # ---- Swin-T window padding, tf_efficientnet Conv2dSame (pads computed at run time) ----
+    Case("pad_constant", "Pad", [R(IMG), ints(0, 0, 1, 2, 0, 0, 3, 1), np.array(1.5, np.float32)], opset=13),
+    Case("pad_default_value", "Pad", [R(S), ints(1, 0, 0, 0, 2, 1)], opset=18),
+    Case("pad_reflect", "Pad", [R((2, 3, 5, 6)), ints(0, 0, 2, 3, 0, 0, 4, 2)], {"mode": "reflect"}, opset=18),
+    Case("pad_reflect_crop", "Pad", [R((2, 6, 7)), ints(0, -1, 3, 0, 2, -2)], {"mode": "reflect"}, opset=13),
+    Case("pad_edge", "Pad", [R(IMG), ints(0, 0, 3, 1, 0, 0, 2, 5)], {"mode": "edge"}, opset=19),
+    Case("pad_edge_f16", "Pad", [R((1, 2, 4, 3), F16), ints(0, 0, 2, 2, 0, 0, 1, 4)], {"mode": "edge"}, opset=13),
+    Case("pad_wrap", "Pad", [R((2, 3, 4)), ints(0, 1, 5, 0, 2, 2)], {"mode": "wrap"}, opset=19),
+    Case("pad_crop", "Pad", [R(IMG), ints(0, 0, -2, 1, 0, 0, 1, -3)], opset=21),
+    Case("pad_axes", "Pad", [R(IMG), ints(1, 2, 0, 1), np.array(0.5, np.float32), ints(-1, 2)], opset=18),
+    Case("pad_i64", "Pad", [R(S, I64, 0, 9), ints(0, 1, 1, 0, 0, 0), np.array(7, np.int64)], opset=21),
+    Case("pad_bool_reflect", "Pad", [R((3, 4), BOOL), ints(1, 2, 1, 3)], {"mode": "reflect"}, opset=21),
+    Case("pad_empty_axis", "Pad", [R((2, 0, 3)), ints(0, 1, 0, 0, 2, 1)], opset=18),
+    # Swin's window padding of channels-last features (F.pad(x, (0, 0, 0, pad_r, 0, pad_b))), large enough for the
+    # kernels' parallel paths
+    Case("pad_swin_nhwc", "Pad", [R((2, 13, 13, 96)), ints(0, 0, 0, 0, 0, 1, 1, 0), np.array(0.0, np.float32)]),
+    Case("pad_reflect_too_far", "Pad", [R((2, 3)), ints(0, 3, 0, 0)], {"mode": "reflect"}, error=r"smaller than"),
+    Case("pad_bad_pads", "Pad", [R(S), ints(1, 1)], opset=13, error=r"pads has 2 values"),
+    Case("ceil", "Ceil", [np.array([-1.5, -0.5, -0.0, 0.0, 0.4, 1.0, 2.5, np.nan, np.inf, -np.inf], np.float32)]),
+    Case("ceil_random", "Ceil", [R(IMG, lo=-5, hi=5)], opset=13),
+    Case("floor", "Floor", [R(IMG, lo=-5, hi=5)]),
+    Case("floor_f16", "Floor", [R(S, F16, lo=-5, hi=5)], opset=13),
+    # ---- DenseNet-121's pre-activation BatchNormalization (inference form) ----
+    Case("batchnorm_9", "BatchNormalization", [R(IMG), R((3,)), R((3,)), R((3,)), R((3,), lo=0.1, hi=2)], opset=13),
+    Case(
+        "batchnorm_14_1d",
+        "BatchNormalization",
+        [R((2, 4, 7)), R((4,)), R((4,)), R((4,)), R((4,), lo=0.1, hi=2)],
+        {"epsilon": 1e-3},
+        opset=14,
+    ),
+    Case(
+        "batchnorm_15",
+        "BatchNormalization",
+        [R((2, 16, 5, 5)), R((16,)), R((16,)), R((16,)), R((16,), lo=0.1, hi=2)],
+        {"epsilon": 1e-5, "momentum": 0.9},
+        opset=15,
+        atol=1e-5,
+        rtol=1e-5,
+    ),
+    Case(
+        "batchnorm_f16_mixed",
+        "BatchNormalization",
+        [R((2, 3, 4, 4), F16), R((3,)), R((3,)), R((3,), F16), R((3,), F16, lo=0.1, hi=2)],
+        opset=15,
+        atol=1e-2,
+        rtol=1e-2,
+    ),
+    Case(
+        "batchnorm_densenet",
+        "BatchNormalization",
+        [R((2, 128, 14, 14)), R((128,)), R((128,)), R((128,)), R((128,), lo=0.1, hi=2)],
+        opset=15,
+    ),
+    Case("batchnorm_rank2", "BatchNormalization", [R((6, 5)), R((5,)), R((5,)), R((5,)), R((5,), lo=0.5, hi=1)]),
+    Case(
+        "batchnorm_bad_channels",
+        "BatchNormalization",
+        [R(IMG), R((4,)), R((3,)), R((3,)), R((3,))],
+        opset=15,
+        error=r"scale has shape \[4\]",
+    ),
+    # ---- RoBERTa position ids (cumsum of the padding mask) ----
+    Case("cumsum_mask_i64", "CumSum", [R((2, 9), I64, 0, 2), np.array(1, np.int64)], opset=13),
+    Case("cumsum_i32_axis0", "CumSum", [R(S, I32, -5, 5), np.array(0, np.int32)], opset=14),
+    Case(
+        "cumsum_exclusive_reverse",
+        "CumSum",
+        [R((3, 4, 5)), np.array(-2, np.int64)],
+        {"exclusive": 1, "reverse": 1},
+        opset=14,
+    ),
+    Case("cumsum_exclusive", "CumSum", [R((5, 3)), ints(0)], {"exclusive": 1}, opset=13),
+    Case("cumsum_reverse_i64", "CumSum", [R((2, 6), I64, -9, 9), np.array(-1, np.int64)], {"reverse": 1}),
+    Case("cumsum_bad_axis", "CumSum", [R(S), np.array(3, np.int64)], error=r"out of range"),
+    # ---- Swin's attention-mask construction ----
+    Case("mod_i64", "Mod", [R(S, I64, -20, 20), ints(3, -4, 5, -7)], opset=13),
+    Case("mod_i64_scalar", "Mod", [R((2, 5), I64, 0, 50), np.array(7, np.int64)]),
+    Case("mod_i32_fmod", "Mod", [R(S, I32, -20, 20), np.array([3, -4, 5, -7], np.int32)], {"fmod": 1}),
+    Case("mod_f32_fmod", "Mod", [R(S, lo=-10, hi=10), R((4,), lo=0.5, hi=3)], {"fmod": 1}, opset=13),
+    Case("mod_f16_fmod", "Mod", [R(S, F16, lo=-10, hi=10), R((3, 1), F16, lo=0.5, hi=3)], {"fmod": 1}, atol=1e-2),
+    Case("mod_float_no_fmod", "Mod", [R(S), R((4,), lo=1, hi=2)], error=r"fmod = 0 is defined for integers only"),
+    Case(
+        "mod_by_zero",
+        "Mod",
+        [R(S, I64, 1, 9), ints(2, 0, 3, 5)],
+        error=r"modulo by zero",
+        gpu_value=lambda f: np.where(np.array([2, 0, 3, 5]) == 0, 0, f["in0"] % np.maximum([2, 0, 3, 5], 1)),
+    ),
+    Case(
+        "scatternd_rows",
+        "ScatterND",
+        [R((5, 4)), ints(3, 0).reshape(2, 1), R((2, 4))],
+        opset=13,
+    ),
+    Case(
+        "scatternd_elements_neg",
+        "ScatterND",
+        [R((2, 3, 4)), ints(0, 1, 2, 1, 2, 3, 1, 0, -1).reshape(3, 3), R((3,))],
+        opset=13,
+    ),
+    Case(
+        "scatternd_i64_op16",
+        "ScatterND",
+        [R((4, 3, 2), I64, 0, 99), ints(1, 2, 0, 1).reshape(2, 2), R((2, 2), I64, 0, 99)],
+        {"reduction": "none"},
+        opset=16,
+    ),
+    Case(
+        "scatternd_f16_op18",
+        "ScatterND",
+        [R((3, 6), F16), ints(2, 0).reshape(2, 1, 1), R((2, 1, 6), F16)],
+        opset=18,
+    ),
+    Case(
+        "scatternd_oob",
+        "ScatterND",
+        [R((4, 3)), ints(1, 4).reshape(2, 1), R((2, 3))],
+        opset=13,
+        error=r"index 4 is out of range",
+        gpu_value=lambda f: np.concatenate([f["in0"][:1], f["in2"][:1], f["in0"][2:]]),
+    ),
+    Case(
+        "scatternd_bad_updates",
+        "ScatterND",
+        [R((4, 3)), ints(1, 2).reshape(2, 1), R((2, 2))],
+        opset=13,
+        error=r"updates has shape \[2, 2\]",
+    ),
 ]
 
 
@@ -718,6 +856,41 @@ def test_op(case: Case, device: str, rng: np.random.Generator, has_gpu: bool) ->
             np.testing.assert_array_equal(g, w)
 
 
+# Attribute values a kernel does not implement: refused when the session creates the kernel, naming the op and value.
+REFUSED = [
+    Case(
+        "scatternd_reduction_add",
+        "ScatterND",
+        [R((4, 3)), ints(1, 2).reshape(2, 1), R((2, 3))],
+        {"reduction": "add"},
+        opset=16,
+        error=r"reduction 'add' is not implemented",
+    ),
+    Case(
+        "batchnorm_training",
+        "BatchNormalization",
+        [R(IMG), R((3,)), R((3,)), R((3,)), R((3,), lo=0.1, hi=2)],
+        {"training_mode": 1},
+        opset=15,
+        outputs=3,
+        error=r"training_mode = 1 is not implemented",
+    ),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", REFUSED, ids=str)
+def test_unimplemented_attributes_are_refused_at_kernel_creation(case: Case, device: str, has_gpu: bool) -> None:
+    if not hasattr(fp8ort, "InferenceSession"):
+        pytest.skip("fp8ort.InferenceSession is not in this build (branch ep)")
+    if device == "gpu" and not has_gpu:
+        pytest.skip("fp8ort finds no GPU device")
+    with pytest.raises(Exception) as info:
+        fp8ort.InferenceSession(_model(case).SerializeToString(), device=device, strict=True)
+    assert re.search(case.error, str(info.value)), str(info.value)
+    assert f"{case.op} '{case.op.lower()}_node'" in str(info.value), str(info.value)
+
+
 def test_every_registered_op_has_a_case() -> None:
     """The table covers each op type the CPU device registers (listed here: the C++ table is not visible)."""
     registered = {
@@ -773,6 +946,14 @@ def test_every_registered_op_has_a_case() -> None:
         "MatMul",
         "Gemm",
         "Conv",
+        "Split",
+        "Pad",
+        "Ceil",
+        "Floor",
+        "BatchNormalization",
+        "CumSum",
+        "Mod",
+        "ScatterND",
     }
     covered = {c.op for c in CASES if c.error is None}
     assert not _OPSET_GAPS, f"schema versions of opsets 13-21 without a case: {sorted(_OPSET_GAPS)}"

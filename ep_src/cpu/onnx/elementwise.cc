@@ -1,5 +1,6 @@
-// Elementwise ONNX ops on the CPU device: activations and other unary math, broadcasting binary arithmetic,
-// comparisons, Max/Min, logical ops, Not/IsNaN, Where, Clip. float16 is computed in float32 and rounded once.
+// Elementwise ONNX ops on the CPU device: activations and other unary math (Ceil/Floor too), broadcasting binary
+// arithmetic, Mod, comparisons, Max/Min, logical ops, Not/IsNaN, Where, Clip. float16 is computed in float32 and
+// rounded once.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -37,7 +38,7 @@ void map_chunks(OrtKernelContext* ctx, const Tensor& x, Tensor& y, Fn fn) {
   yout.finish();
 }
 
-enum class Unary { kRelu, kSigmoid, kHardSigmoid, kHardSwish, kErf, kTanh, kSqrt, kGelu, kGeluTanh };
+enum class Unary { kRelu, kSigmoid, kHardSigmoid, kHardSwish, kErf, kTanh, kSqrt, kGelu, kGeluTanh, kCeil, kFloor };
 
 class UnaryKernel : public Kernel {
  public:
@@ -96,6 +97,12 @@ class UnaryKernel : public Kernel {
           y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluTanhCubic * v * v * v)));
         }
         break;
+      case Unary::kCeil:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::ceil(x[i]);
+        break;
+      case Unary::kFloor:
+        for (int64_t i = 0; i < n; ++i) y[i] = std::floor(x[i]);
+        break;
     }
   }
 
@@ -106,8 +113,8 @@ class UnaryKernel : public Kernel {
 
 template <Unary kKind>
 std::unique_ptr<Kernel> make_unary(const OrtKernelInfo* info) {
-  static const char* const kNames[] = {"Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Erf",
-                                       "Tanh", "Sqrt",    "Gelu",        "Gelu"};
+  static const char* const kNames[] = {"Relu", "Sigmoid", "HardSigmoid", "HardSwish", "Erf", "Tanh",
+                                       "Sqrt", "Gelu",    "Gelu",        "Ceil",      "Floor"};
   return std::make_unique<UnaryKernel>(info, kNames[static_cast<int>(kKind)], kKind);
 }
 
@@ -307,6 +314,60 @@ std::unique_ptr<Kernel> make_binary(const OrtKernelInfo* info) {
   return std::make_unique<BinaryKernel<kKind>>(info);
 }
 
+// Mod(A, B) with broadcasting. fmod = 0 (integers only): the remainder takes the divisor's sign, as Python's %;
+// fmod = 1: C's fmod, the dividend's sign (integers truncate, floats use std::fmod in float32).
+class ModKernel : public Kernel {
+ public:
+  explicit ModKernel(const OrtKernelInfo* info) {
+    oc_ = {"Mod", node_name(info)};
+    fmod_ = attr_int(info, "fmod", 0) != 0;
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor a = input(ctx, 0);
+    const Tensor b = input(ctx, 1);
+    check_types<Binary::kAdd>(a.type, b.type);
+    const bool floating = a.type == kF32 || a.type == kF16;
+    if (floating && !fmod_) fail("fmod = 0 is defined for integers only; set fmod = 1 for float inputs");
+    const std::vector<int64_t> shape = broadcast_shape({a.shape, b.shape});
+    Tensor y = output(ctx, 0, shape);
+    if (y.size == 0) return;
+    const std::vector<std::vector<int64_t>> strides = {broadcast_strides(a.shape, shape),
+                                                       broadcast_strides(b.shape, shape)};
+    if (floating) {
+      FloatIn ain(a);
+      FloatIn bin(b);
+      FloatOut yout(y);
+      binary_loop(ctx, ain.data(), bin.data(), yout.data(), shape, strides,
+                  [](float p, float q) { return std::fmod(p, q); });
+      yout.finish();
+    } else if (a.type == kI64) {
+      run_int<int64_t>(ctx, a, b, y, shape, strides);
+    } else {
+      run_int<int32_t>(ctx, a, b, y, shape, strides);
+    }
+  }
+
+ private:
+  template <class T>
+  void run_int(OrtKernelContext* ctx, const Tensor& a, const Tensor& b, Tensor& y, const std::vector<int64_t>& shape,
+               const std::vector<std::vector<int64_t>>& strides) const {
+    const T* bp = static_cast<const T*>(b.data);
+    for (int64_t i = 0; i < b.size; ++i) {
+      if (bp[i] == 0) fail(std::string("integer modulo by zero (divisor element ") + std::to_string(i) + ")");
+    }
+    const bool fmod = fmod_;
+    binary_loop(ctx, static_cast<const T*>(a.data), bp, static_cast<T*>(y.mutable_data), shape, strides,
+                [fmod](T p, T q) -> T {
+                  if (q == -1) return 0;  // min % -1 overflows in C++
+                  const T r = static_cast<T>(p % q);
+                  return (!fmod && r != 0 && ((r < 0) != (q < 0))) ? static_cast<T>(r + q) : r;
+                });
+  }
+
+  bool fmod_ = false;
+};
+
 // Not (bool) and IsNaN (float32/float16 -> bool).
 class PredicateKernel : public Kernel {
  public:
@@ -418,6 +479,8 @@ std::vector<KernelDef> elementwise_kernels() {
       {"", "Tanh", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kTanh>},
       {"", "Sqrt", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kSqrt>},
       {"", "Gelu", 20, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kGelu>},
+      {"", "Ceil", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kCeil>},
+      {"", "Floor", 13, kLatestOpset, {{"T", f}}, {}, {}, make_unary<Unary::kFloor>},
       {"", "Not", 1, kLatestOpset, {{"T", {kBool}}}, {}, {},
        [](const OrtKernelInfo* i) -> std::unique_ptr<Kernel> { return std::make_unique<PredicateKernel>(i, "Not", false); }},
       {"", "IsNaN", 13, kLatestOpset, {{"T1", f}, {"T2", {kBool}}}, {}, {},
@@ -427,6 +490,7 @@ std::vector<KernelDef> elementwise_kernels() {
       {"", "Mul", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kMul>},
       {"", "Div", 13, kLatestOpset, {{"T", num}}, {}, {}, make_binary<Binary::kDiv>},
       {"", "Pow", 13, kLatestOpset, {{"T", f}, {"T1", f}}, {}, {}, make_binary<Binary::kPow>},
+      {"", "Mod", 10, kLatestOpset, {{"T", num}}, {}, {}, make_kernel<ModKernel>},  // 13 adds bfloat16
       {"", "Equal", 13, kLatestOpset, {{"T", {kF32, kF16, kI64, kI32, kBool}}, {"T1", {kBool}}}, {}, {},
        make_binary<Binary::kEqual>},
       {"", "Less", 13, kLatestOpset, {{"T", num}, {"T1", {kBool}}}, {}, {}, make_binary<Binary::kLess>},

@@ -1,4 +1,5 @@
-// Normalization ONNX ops on the CPU device: Softmax (opset 13 semantics: one axis) and LayerNormalization (17).
+// Normalization ONNX ops on the CPU device: Softmax (opset 13 semantics: one axis), LayerNormalization (17) and
+// BatchNormalization in inference form (9, 14, 15).
 #include <algorithm>
 #include <cmath>
 
@@ -136,6 +137,63 @@ class LayerNormKernel : public Kernel {
   float epsilon_ = kDefaultEpsilon;
 };
 
+// BatchNormalization, inference form (training_mode = 0): Y = (X - mean) / sqrt(var + epsilon) * scale + B per
+// channel (axis 1), in float32; scale/B and mean/var may each be float32 or float16 (T1 and T2 of version 15).
+class BatchNormKernel : public Kernel {
+ public:
+  explicit BatchNormKernel(const OrtKernelInfo* info) {
+    oc_ = {"BatchNormalization", node_name(info)};
+    epsilon_ = attr_float(info, "epsilon", kDefaultEpsilon);
+    if (attr_int(info, "training_mode", 0) != 0) {
+      fail("training_mode = 1 is not implemented (inference only); export the model in eval mode",
+           ORT_NOT_IMPLEMENTED);
+    }
+    size_t outputs = 0;
+    check(g_ort->KernelInfo_GetOutputCount(info, &outputs), "KernelInfo_GetOutputCount");
+    if (outputs > 1) {
+      fail("the node has " + std::to_string(outputs) + " outputs; the inference form has Y only (the running and "
+           "saved statistics are training outputs)", ORT_NOT_IMPLEMENTED);
+    }
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    Tensor params[4] = {input(ctx, 1), input(ctx, 2), input(ctx, 3), input(ctx, 4)};
+    const char* names[4] = {"scale", "B", "mean", "var"};
+    for (int k = 0; k < 4; ++k) {
+      if (params[k].type != kF32 && params[k].type != kF16) {
+        fail(std::string("input ") + names[k] + " must be float32 or float16, got " + type_name(params[k].type));
+      }
+    }
+    const int64_t c = batch_norm_channels(x.shape, params[0].shape, params[1].shape, params[2].shape, params[3].shape);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    const FloatIn scale(params[0]), bias(params[1]), mean(params[2]), var(params[3]);
+    std::vector<float> mul(static_cast<size_t>(c));
+    for (int64_t k = 0; k < c; ++k) mul[k] = scale.data()[k] / std::sqrt(var.data()[k] + epsilon_);
+    const int64_t inner = x.size / (x.shape[0] * c);
+    FloatIn xin(x);
+    FloatOut yout(y);
+    const float* xp = xin.data();
+    float* yp = yout.data();
+    parallel_ranges(ctx, x.shape[0] * c, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, inner)),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t p = b; p < e; ++p) {
+                        const int64_t k = p % c;
+                        const float m = mean.data()[k], s = mul[k], t = bias.data()[k];
+                        const float* src = xp + p * inner;
+                        float* dst = yp + p * inner;
+                        for (int64_t i = 0; i < inner; ++i) dst[i] = (src[i] - m) * s + t;
+                      }
+                    });
+    yout.finish();
+  }
+
+ private:
+  static constexpr float kDefaultEpsilon = 1e-5f;
+  float epsilon_ = kDefaultEpsilon;
+};
+
 }  // namespace
 
 std::vector<KernelDef> norm_kernels() {
@@ -143,6 +201,11 @@ std::vector<KernelDef> norm_kernels() {
   return {
       {"", "Softmax", 13, kLatestOpset, {{"T", f}}, {}, {}, make_kernel<SoftmaxKernel>},
       {"", "LayerNormalization", 17, kLatestOpset, {{"T", f}, {"U", {kF32}}}, {}, {}, make_kernel<LayerNormKernel>},
+      // BatchNormalization 14 adds training_mode and types U for mean/var, 15 splits them into T1 (scale, B) and T2
+      {"", "BatchNormalization", 9, 13, {{"T", f}}, {}, {}, make_kernel<BatchNormKernel>},
+      {"", "BatchNormalization", 14, 14, {{"T", f}, {"U", f}}, {}, {}, make_kernel<BatchNormKernel>},
+      {"", "BatchNormalization", 15, kLatestOpset, {{"T", f}, {"T1", f}, {"T2", f}}, {}, {},
+       make_kernel<BatchNormKernel>},
   };
 }
 

@@ -1,5 +1,6 @@
 // Pooling and reduction ONNX ops on the CPU device: MaxPool, AveragePool (1-3 spatial dimensions, pads, strides,
-// dilations, ceil_mode), GlobalAveragePool, ReduceMean (axes as attribute before opset 18, as input from 18).
+// dilations, ceil_mode), GlobalAveragePool, ReduceMean (axes as attribute before opset 18, as input from 18), and
+// CumSum (a running sum along one axis).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -237,6 +238,68 @@ std::unique_ptr<Kernel> make_reduce_mean_18(const OrtKernelInfo* info) {
   return std::make_unique<ReduceMeanKernel>(info, true);
 }
 
+// CumSum(x, axis): running sums along `axis` (a scalar in CPU memory); exclusive leaves each element out of its own
+// sum, reverse runs from the end. Sums accumulate in the element type, one add per element as onnxruntime does
+// (integers wrap).
+class CumSumKernel : public Kernel {
+ public:
+  explicit CumSumKernel(const OrtKernelInfo* info) {
+    oc_ = {"CumSum", node_name(info)};
+    exclusive_ = attr_int(info, "exclusive", 0) != 0;
+    reverse_ = attr_int(info, "reverse", 0) != 0;
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = cumsum_axis(input(ctx, 1), rank);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    const int64_t n = x.shape[axis];
+    int64_t inner = 1;
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    const int64_t outer = x.size / (n * inner);
+    switch (x.type) {
+      case kF32: run<float, float>(ctx, x, y, outer, n, inner); break;
+      case kI64: run<int64_t, uint64_t>(ctx, x, y, outer, n, inner); break;
+      case kI32: run<int32_t, uint32_t>(ctx, x, y, outer, n, inner); break;
+      default:
+        fail(std::string("element type ") + type_name(x.type) + " is not supported; use float32, int64 or int32");
+    }
+  }
+
+ private:
+  // A: the accumulator (unsigned for integers: wrapping, no undefined overflow).
+  template <class T, class A>
+  void run(OrtKernelContext* ctx, const Tensor& x, Tensor& y, int64_t outer, int64_t n, int64_t inner) const {
+    const T* xp = static_cast<const T*>(x.data);
+    T* yp = static_cast<T*>(y.mutable_data);
+    const int64_t first = reverse_ ? n - 1 : 0;
+    const int64_t step = reverse_ ? -inner : inner;
+    parallel_ranges(ctx, outer * inner, std::max<int64_t>(1, kGrainTaps / n), [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / inner, i = t % inner;
+        const T* src = xp + o * n * inner + i + first * inner;
+        T* dst = yp + o * n * inner + i + first * inner;
+        A acc = A(0);
+        for (int64_t k = 0; k < n; ++k) {
+          const A v = static_cast<A>(src[k * step]);
+          if (exclusive_) {
+            dst[k * step] = static_cast<T>(acc);
+            acc = acc + v;
+          } else {
+            acc = acc + v;
+            dst[k * step] = static_cast<T>(acc);
+          }
+        }
+      }
+    });
+  }
+
+  bool exclusive_ = false;
+  bool reverse_ = false;
+};
+
 }  // namespace
 
 std::vector<KernelDef> pool_kernels() {
@@ -248,6 +311,9 @@ std::vector<KernelDef> pool_kernels() {
       {"", "GlobalAveragePool", 1, kLatestOpset, {{"T", f}}, {}, {}, make_kernel<GlobalAveragePoolKernel>},
       {"", "ReduceMean", 13, 17, {{"T", f}}, {}, {}, make_reduce_mean_13},
       {"", "ReduceMean", 18, kLatestOpset, {{"T", f}}, {}, {}, make_reduce_mean_18},
+      // CumSum 14 adds float16 and bfloat16 (not taken here)
+      {"", "CumSum", 11, kLatestOpset, {{"T", {kF32, kI64, kI32}}, {"T2", index_types()}}, {}, {},
+       make_kernel<CumSumKernel>},
   };
 }
 

@@ -1,5 +1,6 @@
-// Elementwise ONNX ops on the GPU device: unary math (incl. Clip with CPU-resident min/max and Gelu), broadcasting
-// binary math, comparisons and logical ops (float, integer, bool), Max/Min, Not/IsNaN, Where, Cast. float16 is computed in float32 and rounded once on the device.
+// Elementwise ONNX ops on the GPU device: unary math (incl. Clip with CPU-resident min/max, Gelu, Ceil/Floor),
+// broadcasting binary math, Mod, comparisons and logical ops (float, integer, bool), Max/Min, Not/IsNaN, Where, Cast.
+// float16 is computed in float32 and rounded once on the device.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -36,6 +37,8 @@ const char* unary_name(int op) {
     case FP8ORT_UNARY_HARD_SIGMOID: return "HardSigmoid";
     case FP8ORT_UNARY_HARD_SWISH: return "HardSwish";
     case FP8ORT_UNARY_CLIP: return "Clip";
+    case FP8ORT_UNARY_CEIL: return "Ceil";
+    case FP8ORT_UNARY_FLOOR: return "Floor";
     default: return "Gelu";
   }
 }
@@ -56,6 +59,8 @@ const char* binary_name(int op) {
     case FP8ORT_BINARY_GREATER_OR_EQUAL: return "GreaterOrEqual";
     case FP8ORT_BINARY_AND: return "And";
     case FP8ORT_BINARY_OR: return "Or";
+    case FP8ORT_BINARY_MOD:
+    case FP8ORT_BINARY_FMOD: return "Mod";
     default: return "Xor";
   }
 }
@@ -83,6 +88,9 @@ void require_binary_types(fp8ort_binary_op op, const Tensor& a, const Tensor& b)
   const bool integer = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
   const bool ok = is_math_type(t) || integer || (op == FP8ORT_BINARY_EQUAL && t == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
   if (!ok) fail(std::string("element type ") + type_name(t) + " is not supported; use float32, float16, int64 or int32");
+  if (op == FP8ORT_BINARY_MOD && is_math_type(t)) {
+    fail("fmod = 0 is defined for integers only; set fmod = 1 for float inputs");
+  }
 }
 
 // y = op(x) with two float parameters (HardSigmoid's alpha/beta, Clip's bounds).
@@ -325,6 +333,8 @@ template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_ABS>(const OrtKernelI
 template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_RECIPROCAL>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_HARD_SIGMOID>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_HARD_SWISH>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_CEIL>(const OrtKernelInfo*);
+template std::unique_ptr<Kernel> create_unary<FP8ORT_UNARY_FLOOR>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_ADD>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_SUB>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_MUL>(const OrtKernelInfo*);
@@ -340,6 +350,13 @@ template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_GREATER_OR_EQUAL>(c
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_AND>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_OR>(const OrtKernelInfo*);
 template std::unique_ptr<Kernel> create_binary<FP8ORT_BINARY_XOR>(const OrtKernelInfo*);
+
+// Mod: fmod = 0 takes the divisor's sign (integers only), fmod = 1 the dividend's; an integer divisor 0 gives 0 (the
+// GPU cannot report it within a run).
+std::unique_ptr<Kernel> create_mod(const OrtKernelInfo* info) {
+  const bool fmod = attr_int(info, "fmod", 0) != 0;
+  return std::make_unique<BinaryKernel>(info, fmod ? FP8ORT_BINARY_FMOD : FP8ORT_BINARY_MOD);
+}
 
 std::unique_ptr<Kernel> create_clip(const OrtKernelInfo* info) {
   return std::make_unique<UnaryKernel>(info, FP8ORT_UNARY_CLIP, 0.0f, 0.0f);

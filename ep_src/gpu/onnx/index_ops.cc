@@ -1,6 +1,7 @@
-// Range, GatherElements and GatherND on the GPU device (device code: hip_kernels/onnx_index.hip). Range reads its
-// three scalars in CPU memory (the kernel row says so) and fills the output on the device; the gathers read their
-// indices on the device, where an index out of range gives zero elements (no host synchronization inside a run).
+// Range, CumSum, GatherElements, GatherND and ScatterND on the GPU device (device code: hip_kernels/onnx_index.hip).
+// Range reads its three scalars and CumSum its axis in CPU memory (the kernel rows say so); the gathers and
+// ScatterND read their indices on the device, where an index out of range gives zero elements (ScatterND: leaves
+// data's elements) with no host synchronization inside a run.
 #include <string>
 
 #include "gpu/onnx/tensor_ops.h"
@@ -20,6 +21,35 @@ class RangeKernel : public Kernel {
                                 y.mutable_data, compute_stream(ctx)),
               "fp8ort_onnx_range");
   }
+};
+
+// CumSum(x, axis): running sums along `axis`, exclusive and/or reverse; float32, int32 and int64.
+class CumSumKernel : public Kernel {
+ public:
+  explicit CumSumKernel(const OrtKernelInfo* info)
+      : exclusive_(attr_int(info, "exclusive", 0) != 0), reverse_(attr_int(info, "reverse", 0) != 0) {
+    oc_ = {"CumSum", node_name(info)};
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    if (x.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT && x.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 &&
+        x.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
+      fail(std::string("element type ") + type_name(x.type) + " is not supported; use float32, int64 or int32");
+    }
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    const int64_t axis = cumsum_axis(input(ctx, 1), rank);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    gpu_check(fp8ort_onnx_cumsum(x.data, y.mutable_data, static_cast<int32_t>(x.type), outer, x.shape[axis], inner,
+                                 exclusive_ ? 1 : 0, reverse_ ? 1 : 0, compute_stream(ctx)),
+              "fp8ort_onnx_cumsum");
+  }
+
+ private:
+  bool exclusive_, reverse_;
 };
 
 void require_rank(const Shape& s, const char* what) {
@@ -93,6 +123,47 @@ class GatherNdKernel : public Kernel {
   int64_t batch_dims_;
 };
 
+// ScatterND (reduction "none"): data copied to the output, then each index row's slice replaced by its updates.
+class ScatterNdKernel : public Kernel {
+ public:
+  explicit ScatterNdKernel(const OrtKernelInfo* info) {
+    oc_ = {"ScatterND", node_name(info)};
+    const std::string reduction = attr_string(info, "reduction", "none");
+    if (reduction != "none") {
+      fail("reduction '" + reduction + "' is not implemented on fp8ort's EP (only 'none')", ORT_NOT_IMPLEMENTED);
+    }
+  }
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor data = input(ctx, 0), idx = input(ctx, 1), updates = input(ctx, 2);
+    const int64_t elem = require_element_size(data, "data");
+    if (updates.type != data.type) {
+      fail(std::string("updates is ") + type_name(updates.type) + " but data is " + type_name(data.type) +
+           "; give them one type");
+    }
+    const ScatterNdGeometry geo = scatter_nd_geometry(data.shape, idx, updates.shape);
+    if (geo.k > FP8ORT_ONNX_MAX_RANK) {
+      fail("indices rows have " + std::to_string(geo.k) + " components; the GPU kernel takes at most " +
+               std::to_string(FP8ORT_ONNX_MAX_RANK),
+           ORT_NOT_IMPLEMENTED);
+    }
+    Tensor y = output(ctx, 0, data.shape);
+    if (data.size == 0) return;
+    void* stream = compute_stream(ctx);
+    gpu_check(fp8ort_onnx_copy(data.data, y.mutable_data, data.size * elem, stream), "fp8ort_onnx_copy");
+    fp8ort_scatter_nd_geometry g{};
+    g.rows = geo.rows;
+    g.k = geo.k;
+    g.slice = geo.slice;
+    for (int64_t j = 0; j < geo.k; ++j) {
+      g.index_dims[j] = geo.index_dims[j];
+      g.dim_strides[j] = geo.dim_strides[j];
+    }
+    gpu_check(
+        fp8ort_onnx_scatter_nd(updates.data, static_cast<const int64_t*>(idx.data), y.mutable_data, elem, &g, stream),
+        "fp8ort_onnx_scatter_nd");
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<Kernel> create_range(const OrtKernelInfo* info) { return std::make_unique<RangeKernel>(info); }
@@ -100,6 +171,8 @@ std::unique_ptr<Kernel> create_gather_elements(const OrtKernelInfo* info) {
   return std::make_unique<GatherElementsKernel>(info);
 }
 std::unique_ptr<Kernel> create_gather_nd(const OrtKernelInfo* info) { return std::make_unique<GatherNdKernel>(info); }
+std::unique_ptr<Kernel> create_cumsum(const OrtKernelInfo* info) { return std::make_unique<CumSumKernel>(info); }
+std::unique_ptr<Kernel> create_scatter_nd(const OrtKernelInfo* info) { return std::make_unique<ScatterNdKernel>(info); }
 
 }  // namespace gpu_onnx
 }  // namespace fp8ort

@@ -1,5 +1,6 @@
-// Host-side helpers of the GPU device's nn kernels (pooling, reductions, Softmax, LayerNormalization, MatMul, Gemm,
-// Conv): element-type checks and optional outputs; shapes and attributes are validated by ops/onnx_shapes.h.
+// Host-side helpers of the GPU device's nn kernels (pooling, reductions, Softmax, LayerNormalization,
+// BatchNormalization, MatMul, Gemm, Conv): element-type checks and optional outputs; shapes and attributes are
+// validated by ops/onnx_shapes.h.
 // Device code: hip_kernels/onnx_{pool,norm,linalg}.hip.
 #pragma once
 
@@ -45,6 +46,7 @@ std::unique_ptr<Kernel> create_softmax_v11(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_log_softmax_v13(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_log_softmax_v11(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_layer_norm(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_batch_norm(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_matmul(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gemm(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_conv(const OrtKernelInfo* info);

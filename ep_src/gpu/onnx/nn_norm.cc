@@ -1,4 +1,4 @@
-// Softmax, LogSoftmax and LayerNormalization on the GPU.
+// Softmax, LogSoftmax, LayerNormalization and BatchNormalization (inference form) on the GPU.
 #include "gpu/onnx/nn_common.h"
 
 namespace fp8ort {
@@ -91,6 +91,45 @@ class LayerNormKernel : public Kernel {
   float epsilon_;
 };
 
+// BatchNormalization, inference form (training_mode = 0): Y = (X - mean) / sqrt(var + epsilon) * scale + B per
+// channel (axis 1), in float32; scale/B and mean/var may each be float32 or float16 (T1 and T2 of version 15).
+class BatchNormKernel : public Kernel {
+ public:
+  explicit BatchNormKernel(const OrtKernelInfo* info) {
+    oc_ = {"BatchNormalization", node_name(info)};
+    epsilon_ = attr_float(info, "epsilon", 1e-5f);
+    if (attr_int(info, "training_mode", 0) != 0) {
+      fail("training_mode = 1 is not implemented (inference only); export the model in eval mode",
+           ORT_NOT_IMPLEMENTED);
+    }
+    size_t outputs = 0;
+    check(g_ort->KernelInfo_GetOutputCount(info, &outputs), "KernelInfo_GetOutputCount");
+    if (outputs > 1) {
+      fail("the node has " + std::to_string(outputs) + " outputs; the inference form has Y only (the running and "
+           "saved statistics are training outputs)", ORT_NOT_IMPLEMENTED);
+    }
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const Tensor scale = input(ctx, 1), bias = input(ctx, 2), mean = input(ctx, 3), var = input(ctx, 4);
+    const fp8ort_dtype type = float_type(x, "X");
+    const fp8ort_dtype param_type = float_type(scale, "scale");
+    const fp8ort_dtype stat_type = float_type(mean, "mean");
+    require_same_type(bias, "B", scale.type);
+    require_same_type(var, "var", mean.type);
+    const int64_t c = batch_norm_channels(x.shape, scale.shape, bias.shape, mean.shape, var.shape);
+    Tensor y = output(ctx, 0, x.shape);
+    if (x.size == 0) return;
+    gpu_check(fp8ort_nn_batch_norm(x.data, scale.data, bias.data, mean.data, var.data, y.mutable_data, type, param_type,
+                                   stat_type, x.shape[0], c, x.size / (x.shape[0] * c), epsilon_, compute_stream(ctx)),
+              "fp8ort_nn_batch_norm");
+  }
+
+ private:
+  float epsilon_;
+};
+
 }  // namespace
 
 std::unique_ptr<Kernel> create_softmax_v13(const OrtKernelInfo* info) {
@@ -106,6 +145,7 @@ std::unique_ptr<Kernel> create_log_softmax_v11(const OrtKernelInfo* info) {
   return std::make_unique<SoftmaxKernel>(info, true, false);
 }
 std::unique_ptr<Kernel> create_layer_norm(const OrtKernelInfo* info) { return std::make_unique<LayerNormKernel>(info); }
+std::unique_ptr<Kernel> create_batch_norm(const OrtKernelInfo* info) { return std::make_unique<BatchNormKernel>(info); }
 
 }  // namespace gpu_nn
 }  // namespace fp8ort

@@ -34,6 +34,12 @@ const std::vector<KernelDef>& gpu_nn_kernels() {
         {"", "LogSoftmax", 13, kLatestOpset, t, {}, {}, create_log_softmax_v13},
         {"", "LayerNormalization", 17, kLatestOpset, {{"T", floats}, {"U", {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT}}}, {}, {},
          create_layer_norm},
+        // BatchNormalization (inference form): 14 adds training_mode and type U for mean/var, 15 splits the
+        // parameters' types into T1 (scale, B) and T2 (mean, var)
+        {"", "BatchNormalization", 9, 13, t, {}, {}, create_batch_norm},
+        {"", "BatchNormalization", 14, 14, {{"T", floats}, {"U", floats}}, {}, {}, create_batch_norm},
+        {"", "BatchNormalization", 15, kLatestOpset, {{"T", floats}, {"T1", floats}, {"T2", floats}}, {}, {},
+         create_batch_norm},
         // MatMul 1/9/13 and Gemm 7/9/11/13 differ in element types (and Gemm 11 makes C optional).
         {"", "MatMul", 1, kLatestOpset, t, {}, {}, create_matmul},
         {"", "Gemm", 7, kLatestOpset, t, {}, {}, create_gemm},

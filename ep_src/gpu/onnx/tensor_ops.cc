@@ -1,6 +1,8 @@
-// Data-movement ONNX ops on the GPU device that move elements: Transpose, Concat, Slice, Gather, Expand.
-// Shape-like inputs (Slice's starts/ends/axes/steps, Expand's shape) are read from CPU memory.
+// Data-movement ONNX ops on the GPU device that move elements: Transpose, Concat, Split, Slice, Pad, Gather, Expand.
+// Shape-like inputs (Split's sizes, Slice's starts/ends/axes/steps, Pad's pads/axes/constant_value, Expand's shape)
+// are read from CPU memory.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <string>
 
@@ -83,6 +85,55 @@ class ConcatKernel : public Kernel {
   int64_t axis_ = 0;
 };
 
+// Split (13: sizes from the split input or equal parts; 18: or num_outputs parts, the last one smaller): one row
+// copy per output.
+class SplitKernel : public Kernel {
+ public:
+  explicit SplitKernel(const OrtKernelInfo* info)
+      : axis_(attr_int(info, "axis", 0)), num_outputs_(attr_int(info, "num_outputs", 0)) {
+    oc_ = {"Split", node_name(info)};
+    if (has_attr(info, "num_outputs") && num_outputs_ < 1) {
+      fail("attribute num_outputs must be >= 1; got " + std::to_string(num_outputs_));
+    }
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t elem = require_element_size(x, "input");
+    size_t n_out = 0;
+    check(g_ort->KernelContext_GetOutputCount(ctx, &n_out), "KernelContext_GetOutputCount");
+    const Tensor split_t = input(ctx, 1);
+    std::vector<int64_t> split;
+    if (split_t.present()) split = read_ints(split_t, "split");
+    int64_t axis = axis_;
+    const std::vector<int64_t> sizes =
+        split_sizes(x.shape, &axis, split_t.present() ? &split : nullptr, num_outputs_, n_out);
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    int64_t outer = 1, inner = elem;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    const int64_t src_pitch = x.shape[axis] * inner;
+    void* stream = compute_stream(ctx);
+    int64_t offset = 0;  // bytes into each input row
+    for (size_t k = 0; k < n_out; ++k) {
+      std::vector<int64_t> shape = x.shape;
+      shape[axis] = sizes[k];
+      Tensor y = output(ctx, k, shape);
+      const int64_t row = sizes[k] * inner;
+      if (row > 0 && outer > 0) {
+        gpu_check(fp8ort_onnx_copy_rows(static_cast<const char*>(x.data) + offset, y.mutable_data, outer, row,
+                                        src_pitch, row, stream),
+                  "fp8ort_onnx_copy_rows");
+      }
+      offset += row;
+    }
+  }
+
+ private:
+  int64_t axis_;
+  int64_t num_outputs_;
+};
+
 class SliceKernel : public Kernel {
  public:
   explicit SliceKernel(const OrtKernelInfo* info) { oc_ = {"Slice", node_name(info)}; }
@@ -116,6 +167,77 @@ class SliceKernel : public Kernel {
     const fp8ort_nd nd = to_device_walk(w);
     gpu_check(fp8ort_onnx_strided_copy(x.data, y.mutable_data, elem, &nd, compute_stream(ctx)), "fp8ort_onnx_strided_copy");
   }
+};
+
+// Pad (13: pads and constant_value inputs; 18: axes input; 19: wrap mode), every mode; negative pads crop first.
+class PadKernel : public Kernel {
+ public:
+  explicit PadKernel(const OrtKernelInfo* info) : mode_(pad_mode(attr_string(info, "mode", "constant"))) {
+    oc_ = {"Pad", node_name(info)};
+  }
+
+  void compute(OrtKernelContext* ctx) override {
+    const Tensor x = input(ctx, 0);
+    const int64_t elem = require_element_size(x, "data");
+    const Tensor pads_t = input(ctx, 1);
+    if (!pads_t.present()) fail("input 'pads' is required");
+    const std::vector<int64_t> pads = read_ints(pads_t, "pads");
+    const Tensor axes_t = input(ctx, 3);
+    std::vector<int64_t> axes;
+    if (axes_t.present()) axes = read_ints(axes_t, "axes");
+    const PadGeometry geo = pad_geometry(x.shape, pads, axes_t.present() ? &axes : nullptr, mode_);
+    uint64_t value = 0;
+    const Tensor v = input(ctx, 2);
+    if (v.present() && mode_ == PadMode::kConstant) {
+      if (v.type != x.type) {
+        fail(std::string("constant_value is ") + type_name(v.type) + " but data is " + type_name(x.type) +
+             "; give it data's type");
+      }
+      if (v.size > 1) fail("constant_value must hold one value; got shape " + shape_str(v.shape));
+      if (v.size == 1) std::memcpy(&value, v.data, static_cast<size_t>(elem));
+    }
+    Tensor y = output(ctx, 0, geo.out);
+    const int64_t count = element_count(geo.out);
+    if (count == 0) return;
+    if (x.size == 0) {  // an empty input padded with constants: every element is the value
+      gpu_check(fp8ort_onnx_fill(y.mutable_data, elem, count, value, compute_stream(ctx)), "fp8ort_onnx_fill");
+      return;
+    }
+    if (x.shape.empty()) {  // a scalar: nothing to pad
+      gpu_check(fp8ort_onnx_copy(x.data, y.mutable_data, elem, compute_stream(ctx)), "fp8ort_onnx_copy");
+      return;
+    }
+    if (x.shape.size() > FP8ORT_ONNX_MAX_RANK) {
+      fail("data has rank " + std::to_string(x.shape.size()) + "; the GPU Pad takes rank <= " +
+               std::to_string(FP8ORT_ONNX_MAX_RANK),
+           ORT_NOT_IMPLEMENTED);
+    }
+    fp8ort_pad_geometry g{};
+    g.rank = static_cast<int32_t>(x.shape.size());
+    g.mode = static_cast<int32_t>(device_mode(mode_));
+    g.value_bits = value;
+    const std::vector<int64_t> strides = contiguous_strides(x.shape);
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      g.out_dims[d] = geo.out[d];
+      g.crop[d] = geo.crop[d];
+      g.len[d] = geo.len[d];
+      g.before[d] = geo.before[d];
+      g.src_strides[d] = strides[d];
+    }
+    gpu_check(fp8ort_onnx_pad(x.data, y.mutable_data, elem, &g, compute_stream(ctx)), "fp8ort_onnx_pad");
+  }
+
+ private:
+  static fp8ort_pad_mode device_mode(PadMode m) {
+    switch (m) {
+      case PadMode::kReflect: return FP8ORT_PAD_REFLECT;
+      case PadMode::kEdge: return FP8ORT_PAD_EDGE;
+      case PadMode::kWrap: return FP8ORT_PAD_WRAP;
+      default: return FP8ORT_PAD_CONSTANT;
+    }
+  }
+
+  PadMode mode_;
 };
 
 // Gather. Indices that are a constant in CPU memory are checked on the host (once, their range kept from the
@@ -191,7 +313,9 @@ class ExpandKernel : public Kernel {
 
 std::unique_ptr<Kernel> create_transpose(const OrtKernelInfo* info) { return std::make_unique<TransposeKernel>(info); }
 std::unique_ptr<Kernel> create_concat(const OrtKernelInfo* info) { return std::make_unique<ConcatKernel>(info); }
+std::unique_ptr<Kernel> create_split(const OrtKernelInfo* info) { return std::make_unique<SplitKernel>(info); }
 std::unique_ptr<Kernel> create_slice(const OrtKernelInfo* info) { return std::make_unique<SliceKernel>(info); }
+std::unique_ptr<Kernel> create_pad(const OrtKernelInfo* info) { return std::make_unique<PadKernel>(info); }
 std::unique_ptr<Kernel> create_gather(const OrtKernelInfo* info) { return std::make_unique<GatherKernel>(info); }
 std::unique_ptr<Kernel> create_expand(const OrtKernelInfo* info) { return std::make_unique<ExpandKernel>(info); }
 

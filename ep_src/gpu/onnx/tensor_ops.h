@@ -23,11 +23,14 @@ std::unique_ptr<Kernel> create_where(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_cast(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_not(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_isnan(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_mod(const OrtKernelInfo* info);
 
 // ---- factories (index_ops.cc) ----
 std::unique_ptr<Kernel> create_range(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gather_elements(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gather_nd(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_cumsum(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_scatter_nd(const OrtKernelInfo* info);
 
 // ---- factories (tensor_ops.cc, tensor_shape_ops.cc) ----
 std::unique_ptr<Kernel> create_transpose(const OrtKernelInfo* info);
@@ -37,6 +40,8 @@ std::unique_ptr<Kernel> create_squeeze(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_unsqueeze(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_identity(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_concat(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_split(const OrtKernelInfo* info);
+std::unique_ptr<Kernel> create_pad(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_slice(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_gather(const OrtKernelInfo* info);
 std::unique_ptr<Kernel> create_expand(const OrtKernelInfo* info);

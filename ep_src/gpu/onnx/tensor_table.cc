@@ -80,6 +80,8 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       unary("HardSigmoid", 6, 21, create_unary<FP8ORT_UNARY_HARD_SIGMOID>),  // 22 adds bfloat16
       unary("HardSwish", 14, 21, create_unary<FP8ORT_UNARY_HARD_SWISH>),
       unary("Gelu", 20, kLatestOpset, gpu_onnx::create_gelu),
+      unary("Ceil", 13, kLatestOpset, create_unary<FP8ORT_UNARY_CEIL>),
+      unary("Floor", 13, kLatestOpset, create_unary<FP8ORT_UNARY_FLOOR>),
       {"", "Clip", 13, kLatestOpset, {{"T", math_types()}}, {1, 2}, {}, gpu_onnx::create_clip},
       {"", "Cast", 13, 18, {{"T1", cast_types()}, {"T2", cast_types()}}, {}, {}, gpu_onnx::create_cast},
       {"", "Cast", 19, 22, {{"T1", cast19_types()}, {"T2", cast19_types()}}, {}, {}, gpu_onnx::create_cast},
@@ -97,6 +99,7 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       compare("GreaterOrEqual", 12, kLatestOpset, create_binary<FP8ORT_BINARY_GREATER_OR_EQUAL>),
       binary("Max", 13, kLatestOpset, create_binary<FP8ORT_BINARY_MAX>),
       binary("Min", 13, kLatestOpset, create_binary<FP8ORT_BINARY_MIN>),
+      binary("Mod", 10, kLatestOpset, gpu_onnx::create_mod),  // 13 adds bfloat16
       logical("And", create_binary<FP8ORT_BINARY_AND>),
       logical("Or", create_binary<FP8ORT_BINARY_OR>),
       logical("Xor", create_binary<FP8ORT_BINARY_XOR>),
@@ -109,6 +112,11 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       {"", "GatherElements", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {}, {},
        gpu_onnx::create_gather_elements},
       {"", "GatherND", 13, kLatestOpset, {{"T", movable_types()}}, {}, {}, gpu_onnx::create_gather_nd},
+      // ScatterND 16 adds the reduction attribute, 18 its max/min values ("none" only here)
+      {"", "ScatterND", 11, kLatestOpset, {{"T", movable_types()}}, {}, {}, gpu_onnx::create_scatter_nd},
+      // CumSum's axis is read in CPU memory; 14 adds float16 and bfloat16 (not taken here)
+      {"", "CumSum", 11, kLatestOpset, {{"T", {kF32, kI64, kI32}}, {"T2", index_types()}}, {1}, {},
+       gpu_onnx::create_cumsum},
       // data movement
       movement("Transpose", 13, 22, {}, gpu_onnx::create_transpose),
       movement("Reshape", 13, 22, {1}, gpu_onnx::create_reshape),  // 14 adds allowzero (default 0 = version 13)
@@ -119,6 +127,11 @@ const std::vector<KernelDef>& gpu_tensor_kernels() {
       {"", "Identity", 13, 13, {{"T", movable_types()}}, {}, {}, gpu_onnx::create_identity},
       {"", "Identity", 14, 22, {{"V", movable_types()}}, {}, {}, gpu_onnx::create_identity},
       movement("Concat", 13, kLatestOpset, {}, gpu_onnx::create_concat),
+      movement("Split", 13, kLatestOpset, {1}, gpu_onnx::create_split),  // 18 adds num_outputs
+      // Pad 18 adds the axes input (type Tind), 19 the wrap mode (taken from 13 on: one mapping), 21 more types; 23
+      // is not checked. pads, constant_value and axes are read in CPU memory.
+      movement("Pad", 13, 17, {1, 2}, gpu_onnx::create_pad),
+      {"", "Pad", 18, 22, {{"T", movable_types()}, {"Tind", index_types()}}, {1, 2, 3}, {}, gpu_onnx::create_pad},
       {"", "Slice", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {1, 2, 3, 4}, {},
        gpu_onnx::create_slice},
       {"", "Gather", 13, kLatestOpset, {{"T", movable_types()}, {"Tind", index_types()}}, {}, {}, gpu_onnx::create_gather},
