@@ -713,4 +713,23 @@ ScatterNdGeometry scatter_nd_geometry(const Shape& data, const Tensor& index_ten
   return g;
 }
 
+void check_batch_norm_inference(const OrtKernelInfo* info) {
+  if (attr_int(info, "training_mode", 0) != 0) {
+    fail("training_mode = 1 is not implemented (inference only); export the model in eval mode", ORT_NOT_IMPLEMENTED);
+  }
+  size_t outputs = 0;
+  check(g_ort->KernelInfo_GetOutputCount(info, &outputs), "KernelInfo_GetOutputCount");
+  if (outputs > 1) {
+    fail("the node has " + std::to_string(outputs) + " outputs; the inference form has Y only (the running and "
+         "saved statistics are training outputs)", ORT_NOT_IMPLEMENTED);
+  }
+}
+
+void check_scatter_nd_reduction(const OrtKernelInfo* info) {
+  const std::string reduction = attr_string(info, "reduction", "none");
+  if (reduction != "none") {
+    fail("reduction '" + reduction + "' is not implemented on fp8ort's EP (only 'none')", ORT_NOT_IMPLEMENTED);
+  }
+}
+
 }  // namespace fp8ort

@@ -168,6 +168,11 @@ inline int64_t pad_source(int64_t o, int64_t before, int64_t len, PadMode mode) 
 // CumSum's axis input: one int64/int32 element in CPU memory, in [-rank, rank); returns it in [0, rank).
 int64_t cumsum_axis(const Tensor& axis, int64_t rank);
 
+// Attributes the kernels of both devices leave unimplemented, refused when a kernel is created: BatchNormalization
+// in training mode or with its training outputs, ScatterND with a reduction.
+void check_batch_norm_inference(const OrtKernelInfo* info);
+void check_scatter_nd_reduction(const OrtKernelInfo* info);
+
 // BatchNormalization (inference): X [N, C, D...] (rank >= 2) and scale, B, mean, var of shape [C] each; returns C.
 int64_t batch_norm_channels(const Shape& x, const Shape& scale, const Shape& b, const Shape& mean, const Shape& var);
 

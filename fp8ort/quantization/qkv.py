@@ -195,12 +195,7 @@ class PackQkvPass(ir.passes.InPlacePass):
     def _pack(graph: ir.Graph, attn: ir.Node) -> bool:
         x = _thirds(attn)
         if x is not None:
-            slices = [attn.inputs[i].producer() for i in range(3)]
-            attn.replace_input_with(0, x)
-            attn.replace_input_with(1, None)
-            attn.replace_input_with(2, None)
-            for s in slices:
-                graph.remove(s, safe=True)
+            _read_packed(graph, attn, x, [attn.inputs[i].producer() for i in range(3)])
             return True
         projs = [_projection(attn.inputs[i], attn) for i in range(3)]
         if any(p is None for p in projs) or len({id(p) for p in projs}) != 3:
@@ -252,9 +247,14 @@ class PackQkvPass(ir.passes.InPlacePass):
             name=f"{name}.qkv",
         )
         graph.insert_before(attn, node)
-        attn.replace_input_with(0, y)
-        attn.replace_input_with(1, None)
-        attn.replace_input_with(2, None)
-        for p in projs:
-            graph.remove(p, safe=True)
+        _read_packed(graph, attn, y, projs)
         return True
+
+
+def _read_packed(graph: ir.Graph, attn: ir.Node, packed: ir.Value, producers: list[ir.Node]) -> None:
+    """FP8Attention reads ``packed`` as its packed Q (K and V absent); ``producers``, which wrote Q, K and V, go."""
+    attn.replace_input_with(0, packed)
+    attn.replace_input_with(1, None)
+    attn.replace_input_with(2, None)
+    for p in producers:
+        graph.remove(p, safe=True)

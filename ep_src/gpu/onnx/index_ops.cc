@@ -128,10 +128,7 @@ class ScatterNdKernel : public Kernel {
  public:
   explicit ScatterNdKernel(const OrtKernelInfo* info) {
     oc_ = {"ScatterND", node_name(info)};
-    const std::string reduction = attr_string(info, "reduction", "none");
-    if (reduction != "none") {
-      fail("reduction '" + reduction + "' is not implemented on fp8ort's EP (only 'none')", ORT_NOT_IMPLEMENTED);
-    }
+    check_scatter_nd_reduction(info);
   }
   void compute(OrtKernelContext* ctx) override {
     const Tensor data = input(ctx, 0), idx = input(ctx, 1), updates = input(ctx, 2);

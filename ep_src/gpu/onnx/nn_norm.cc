@@ -98,16 +98,7 @@ class BatchNormKernel : public Kernel {
   explicit BatchNormKernel(const OrtKernelInfo* info) {
     oc_ = {"BatchNormalization", node_name(info)};
     epsilon_ = attr_float(info, "epsilon", 1e-5f);
-    if (attr_int(info, "training_mode", 0) != 0) {
-      fail("training_mode = 1 is not implemented (inference only); export the model in eval mode",
-           ORT_NOT_IMPLEMENTED);
-    }
-    size_t outputs = 0;
-    check(g_ort->KernelInfo_GetOutputCount(info, &outputs), "KernelInfo_GetOutputCount");
-    if (outputs > 1) {
-      fail("the node has " + std::to_string(outputs) + " outputs; the inference form has Y only (the running and "
-           "saved statistics are training outputs)", ORT_NOT_IMPLEMENTED);
-    }
+    check_batch_norm_inference(info);
   }
 
   void compute(OrtKernelContext* ctx) override {
