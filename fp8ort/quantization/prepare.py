@@ -466,6 +466,7 @@ class FoldChannelScalePass(ir.passes.InPlacePass):
             if (
                 bias.dtype != np.float32
                 or bias.size not in (1, out_c)
+                or bias.ndim > rank  # a bias of higher rank makes the Add's output so
                 or bias.ndim > 1
                 and bias.shape[:-1] != (1,) * (bias.ndim - 1)
             ):
