@@ -64,6 +64,33 @@ def check_model(model: ir.Model) -> None:
     for v in model.graph.inputs:
         if v.shape is None or v.dtype is None:
             raise QuantizeError(f"model input {v.name!r} has no declared type/shape; re-export with input shapes")
+    for v in model.graph.initializers.values():
+        _check_tensor_bytes(v.name, v.const_value)
+    for node in model.graph:
+        attr = node.attributes.get("value") if is_std(node, "Constant") else None
+        if attr is not None and attr.type == ir.AttributeType.TENSOR:
+            _check_tensor_bytes(f"{node.name} (Constant)", attr.value)
+
+
+def _check_tensor_bytes(name: str, tensor) -> None:
+    """Refuse a tensor stored in the file whose raw bytes do not hold its declared shape: reading it would fail, or
+    (sub-byte types, which numpy unpacks into the declared size) allocate whatever size a corrupt shape claims."""
+    if not isinstance(tensor, ir.serde.TensorProtoTensor):
+        return
+    proto = tensor.raw
+    if not proto.HasField("raw_data") or proto.data_location == onnx.TensorProto.EXTERNAL:
+        return
+    if tensor.dtype == ir.DataType.STRING:  # strings are never raw bytes
+        return
+    count = 1
+    for d in proto.dims:
+        count *= int(d)
+    want = (count * tensor.dtype.bitwidth + 7) // 8 if count >= 0 else -1
+    if want != len(proto.raw_data):
+        raise QuantizeError(
+            f"tensor {name!r} ({tensor.dtype.name}, shape {list(proto.dims)}) needs {want} bytes of data but the file "
+            f"holds {len(proto.raw_data)}: the model file is corrupt or truncated; export it again"
+        )
 
 
 def convert_opset(model: ir.Model, target: int = TARGET_OPSET) -> ir.Model:

@@ -440,3 +440,28 @@ def test_channel_scale_folds_into_the_layer_before(case):
     want = ort.InferenceSession(src.SerializeToString()).run(None, {"x": x})[0]
     got = ort.InferenceSession(ir.serde.serialize_model(prepared.model).SerializeToString()).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT4, TensorProto.UINT8])
+def test_tensor_bytes_that_do_not_fit_the_shape_are_refused(dtype):
+    """An initializer whose raw bytes do not hold its declared shape (a corrupt file; for sub-byte types reading it
+    would allocate whatever the shape claims) is refused by name before anything reads it; the right size passes."""
+    import math
+
+    bits = {TensorProto.FLOAT: 32, TensorProto.INT4: 4, TensorProto.UINT8: 8}[dtype]
+    for dims, ok in (([3, 5], True), ([3, 5, 1 << 40], False)):
+        w = onnx.TensorProto(name="w", data_type=dtype, dims=dims)
+        w.raw_data = bytes(math.ceil(15 * bits / 8))
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["w"], ["y"])],
+            "g",
+            [],
+            [helper.make_tensor_value_info("y", dtype, None)],
+            [w],
+        )
+        model = ir.from_proto(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+        if ok:
+            fq.prepare.check_model(model)
+        else:
+            with pytest.raises(fq.QuantizeError, match="'w'.*needs .* bytes of data but the file holds"):
+                fq.prepare.check_model(model)
