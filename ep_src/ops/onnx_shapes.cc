@@ -26,6 +26,12 @@ int64_t element_count(const Shape& shape) {
   return n;
 }
 
+int64_t inner_size(const Shape& shape, int64_t axis) {
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  return inner;
+}
+
 Shape contiguous_strides(const Shape& shape) {
   Shape s(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];

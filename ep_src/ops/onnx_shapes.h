@@ -21,6 +21,8 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
 int64_t element_count(const Shape& shape);
 // Row-major element strides of a contiguous tensor.
 Shape contiguous_strides(const Shape& shape);
+// Elements after `axis` (in [0, rank)): a row-major tensor seen as [outer, shape[axis], inner].
+int64_t inner_size(const Shape& shape, int64_t axis);
 // Values of an int64/int32 tensor in CPU memory (shapes, axes, starts, indices read on the host); one_d: the
 // tensor must be 1-D or a scalar (shape-like inputs).
 std::vector<int64_t> read_ints(const Tensor& t, const char* name, bool one_d = true);

@@ -141,14 +141,12 @@ class ConcatKernel : public Kernel {
     for (const Tensor& t : xs) ptrs.push_back(&t);
     int64_t axis = axis_;
     const std::vector<int64_t> shape = concat_shape(ptrs, &axis);
-    const int64_t rank = static_cast<int64_t>(shape.size());
     const size_t es = element_size(xs[0].type);
     Tensor y = output(ctx, 0, shape);
     if (y.size == 0) return;
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
-    int64_t inner = 1;
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
+    int64_t inner = inner_size(shape, axis);
     const int64_t out_row = shape[axis] * inner * static_cast<int64_t>(es);
     uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);
     int64_t col = 0;
@@ -188,12 +186,10 @@ class SplitKernel : public Kernel {
     if (has_split) split = read_ints(s, "split");
     int64_t axis = axis_;
     const std::vector<int64_t> sizes = split_sizes(x.shape, &axis, has_split ? &split : nullptr, num_outputs_, n_out);
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
     const size_t es = element_size(x.type);
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    int64_t inner = static_cast<int64_t>(es);
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    const int64_t inner = static_cast<int64_t>(es) * inner_size(x.shape, axis);
     const int64_t in_row = x.shape[axis] * inner;
     const uint8_t* xp = static_cast<const uint8_t*>(x.data);
     int64_t col = 0;  // bytes into each input row
@@ -327,7 +323,6 @@ class GatherKernel : public Kernel {
   void compute(OrtKernelContext* ctx) override {
     const Tensor x = input(ctx, 0);
     const Tensor idx = input(ctx, 1);
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
     int64_t axis = axis_;
     const std::vector<int64_t> shape = gather_shape(x.shape, idx.shape, &axis);
     std::vector<int64_t> indices = read_ints(idx, "indices", /*one_d=*/false);
@@ -338,8 +333,7 @@ class GatherKernel : public Kernel {
     if (y.size == 0) return;
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    int64_t inner = 1;
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    int64_t inner = inner_size(x.shape, axis);
     const size_t block = static_cast<size_t>(inner) * es;
     const uint8_t* xp = static_cast<const uint8_t*>(x.data);
     uint8_t* yp = static_cast<uint8_t*>(y.mutable_data);

@@ -25,8 +25,7 @@ class SoftmaxKernel : public Kernel {
     Tensor y = output(ctx, 0, x.shape);
     if (x.size == 0) return;
     const int64_t n = x.shape[axis];
-    int64_t inner = 1;
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    int64_t inner = inner_size(x.shape, axis);
     const int64_t outer = x.size / (n * inner);
     FloatIn xin(x);
     FloatOut yout(y);

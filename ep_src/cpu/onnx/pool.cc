@@ -256,8 +256,7 @@ class CumSumKernel : public Kernel {
     Tensor y = output(ctx, 0, x.shape);
     if (x.size == 0) return;
     const int64_t n = x.shape[axis];
-    int64_t inner = 1;
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    int64_t inner = inner_size(x.shape, axis);
     const int64_t outer = x.size / (n * inner);
     switch (x.type) {
       case kF32: run<float, float>(ctx, x, y, outer, n, inner); break;

@@ -40,9 +40,9 @@ class CumSumKernel : public Kernel {
     const int64_t axis = cumsum_axis(input(ctx, 1), rank);
     Tensor y = output(ctx, 0, x.shape);
     if (x.size == 0) return;
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    const int64_t inner = inner_size(x.shape, axis);
     gpu_check(fp8ort_onnx_cumsum(x.data, y.mutable_data, static_cast<int32_t>(x.type), outer, x.shape[axis], inner,
                                  exclusive_ ? 1 : 0, reverse_ ? 1 : 0, compute_stream(ctx)),
               "fp8ort_onnx_cumsum");

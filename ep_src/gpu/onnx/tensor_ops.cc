@@ -61,13 +61,12 @@ class ConcatKernel : public Kernel {
     int64_t axis = axis_;
     const std::vector<int64_t> out = concat_shape(ptrs, &axis);
     const int64_t elem = require_element_size(ins[0], "inputs");
-    const int64_t rank = static_cast<int64_t>(out.size());
     Tensor y = output(ctx, 0, out);
     const int64_t total = element_count(out);
     if (total == 0) return;
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= out[d];
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= out[d];
+    const int64_t inner = inner_size(out, axis);
     const int64_t dst_pitch = out[axis] * inner * elem;
     void* stream = compute_stream(ctx);
     int64_t offset = 0;  // bytes into each output row
@@ -108,10 +107,9 @@ class SplitKernel : public Kernel {
     int64_t axis = axis_;
     const std::vector<int64_t> sizes =
         split_sizes(x.shape, &axis, split_t.present() ? &split : nullptr, num_outputs_, n_out);
-    const int64_t rank = static_cast<int64_t>(x.shape.size());
-    int64_t outer = 1, inner = elem;
+    int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+    const int64_t inner = elem * inner_size(x.shape, axis);
     const int64_t src_pitch = x.shape[axis] * inner;
     void* stream = compute_stream(ctx);
     int64_t offset = 0;  // bytes into each input row
@@ -269,7 +267,6 @@ class GatherKernel : public Kernel {
     const Tensor data = input(ctx, 0), idx = input(ctx, 1);
     const int64_t elem = require_element_size(data, "data");
     require_index_type(idx);
-    const int64_t rank = static_cast<int64_t>(data.shape.size());
     int64_t axis = axis_;
     const std::vector<int64_t> out = gather_shape(data.shape, idx.shape, &axis);
     const int64_t axis_dim = data.shape[axis];
@@ -279,9 +276,9 @@ class GatherKernel : public Kernel {
     }
     Tensor y = output(ctx, 0, out);
     if (element_count(out) == 0) return;
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= data.shape[d];
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= data.shape[d];
+    const int64_t inner = inner_size(data.shape, axis);
     gpu_check(fp8ort_onnx_gather(data.data, idx.data, static_cast<int32_t>(idx.type), y.mutable_data, elem, outer, axis_dim,
                                  inner, idx.size, compute_stream(ctx)),
               "fp8ort_onnx_gather");
