@@ -1,7 +1,8 @@
 """Per-layer GPU time of a quantized export's convolutions: fp8ort_conv_nhwc (FP8 NHWC, with the fused activation,
 residual and output type the quantizer chose for that layer) against cuDNN FP16 channels_last through PyTorch (the
 convolution alone), and every sm90a variant of the layer's kernel (GEMM variants for 1x1 stride-1 layers, one or
-two blocks for the implicit-GEMM convolutions, SiLU inlined in the tile epilogue for SiLU layers), plus the same
+two blocks for the implicit-GEMM convolutions, SiLU inlined in the tile epilogue for SiLU layers, the depthwise
+tile kernel for depthwise layers), plus the same
 call without its activation where the layer has a transcendental one (SiLU, Sigmoid, ...). fp8ort's calls get split-K
 scratch where they ask for it, as the EP gives it.
 
@@ -37,6 +38,7 @@ from pytorch_side import export_and_quantize  # noqa: E402
 E4M3, F32 = 17, 1
 NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
 SILU_INLINE = 2  # fp8ort_epilogue_set_silu_variant
+DEPTHWISE_TILE = 2  # fp8ort_depthwise_variant
 
 
 _WORKSPACE: list = []
@@ -187,6 +189,11 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
         lib.fp8ort_epilogue_set_silu_variant(SILU_INLINE)  # read by every fp8ort_conv_nhwc call
         row["ours_silu_inline_ms"] = median_ms(ours, iters)
         lib.fp8ort_epilogue_set_silu_variant(0)
+    if layer.depthwise:  # the shared-memory tile kernel where it applies (fp8ort_conv_set_depthwise_variant)
+        lib.fp8ort_conv_set_depthwise_variant(DEPTHWISE_TILE)
+        row["dw_tile_kernel"] = lib.fp8ort_conv_kernel_name(E4M3, shape).decode()
+        row["dw_tile_ms"] = median_ms(ours, iters)
+        lib.fp8ort_conv_set_depthwise_variant(0)
     if row["kernel"].startswith("wgmma") and not layer.depthwise:
         if layer.pointwise:  # every sm90a GEMM variant, whichever auto picks
             overrides = [("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)]

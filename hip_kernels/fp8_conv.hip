@@ -5,6 +5,10 @@
 #include "fp8_gemm_core.h"
 #include "fp8_gemm_sm90.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
 namespace fp8ort {
 namespace {
 
@@ -203,10 +207,223 @@ fp8ort_status launch_depthwise_vec(const uint8_t* x, const uint8_t* w, const fp8
     return check_launch("fp8ort_conv_nhwc (depthwise)");
 }
 
+// ---- Depthwise, a shared-memory tile per block ----
+// The per-pixel kernel decodes every input value once per tap that reads it (K * K times for a K x K stride-1
+// kernel) and its weights once per output: the decodes (float conversions, a quarter of the float pipe's rate)
+// bound it at ~2.5 TFLOPS on the H200 where cuDNN FP16 reaches ~11 (bench/NOTES.md). Here a block decodes its input
+// window once into shared memory as float32 (32 channels, kTileRows output rows, kStrips * kTileP output columns,
+// zeros outside the image) and the weights of those channels once; a thread then owns four channels of kTileP
+// consecutive outputs along W and reads each input column of a kernel row once per strip. Every output adds its
+// exact products in (ky, kx) order and, in blocks whose window crosses the image border, skips the taps outside the
+// image (0 * w is NaN for a NaN or infinite weight), so the sums are the per-pixel kernel's bit for bit; the
+// epilogue is the same four-channel epilogue_quad. E4M3FN weights, float32 / float16 / E4M3FN outputs, kernels 3x3 and
+// 5x5 with stride 1 or 2 and no dilation, channels a multiple of 4: what EfficientNet and MobileNet run.
+constexpr int kTileC = 32;              // channels per block
+constexpr int kTileQ = kTileC / 4;      // channel quads per block
+constexpr int kTileRows = 8;            // output rows per block
+constexpr int kTileP = 4;               // outputs along W per thread
+
+template <int K, int S>
+struct dw_tile {
+    static constexpr int kStrips = S == 1 ? 4 : 2;                    // strips of kTileP outputs per row
+    static constexpr int kCols = kStrips * kTileP;                    // output columns per block
+    static constexpr int kThreads = kTileQ * kTileRows * kStrips;     // 256 (stride 1), 128 (stride 2)
+    static constexpr int kInRows = (kTileRows - 1) * S + K;
+    static constexpr int kInCols = (kCols - 1) * S + K;
+    static constexpr int kSpan = (kTileP - 1) * S + K;                // input columns one strip reads per kernel row
+    static constexpr int kSmemBytes = (kInRows * kInCols + K * K) * kTileQ * 16;
+};
+
+struct dw_tile_geometry {
+    int in_h, in_w, in_c, pad_top, pad_left, out_h, out_w, tiles_x;
+};
+
+// One kernel row's products for the strip: acc[p] += x[p * S + kx] * w[kx] in kx order, where kCheck skips columns
+// outside the image (bit i of col_ok: the strip's input column i is inside).
+template <int K, int S, bool kCheck>
+__device__ __forceinline__ void dw_tile_row(const float4* __restrict__ xs, const float4* __restrict__ ws,
+                                            uint32_t col_ok, float (&acc)[kTileP][4]) {
+    constexpr int kSpan = dw_tile<K, S>::kSpan;
+    float4 xv[kSpan], wv[K];
+#pragma unroll
+    for (int i = 0; i < kSpan; ++i) xv[i] = xs[i * kTileQ];
+#pragma unroll
+    for (int kx = 0; kx < K; ++kx) wv[kx] = ws[kx * kTileQ];
+#pragma unroll
+    for (int p = 0; p < kTileP; ++p) {
+#pragma unroll
+        for (int kx = 0; kx < K; ++kx) {
+            const int i = p * S + kx;
+            if (kCheck && !((col_ok >> i) & 1u)) continue;
+            acc[p][0] = fp8ort_fma_exact_product(xv[i].x, wv[kx].x, acc[p][0]);
+            acc[p][1] = fp8ort_fma_exact_product(xv[i].y, wv[kx].y, acc[p][1]);
+            acc[p][2] = fp8ort_fma_exact_product(xv[i].z, wv[kx].z, acc[p][2]);
+            acc[p][3] = fp8ort_fma_exact_product(xv[i].w, wv[kx].w, acc[p][3]);
+        }
+    }
+}
+
+template <int K, int S, int Y>
+__global__ void __launch_bounds__(dw_tile<K, S>::kThreads)
+    depthwise_tile_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, dw_tile_geometry g,
+                          epilogue_args ep) {
+    using T = dw_tile<K, S>;
+    extern __shared__ float4 dw_smem[];
+    float4* xs = dw_smem;                               // [kInRows][kInCols][kTileQ]
+    float4* ws = dw_smem + T::kInRows * T::kInCols * kTileQ;  // [K * K][kTileQ]
+    const int tile_y = static_cast<int>(blockIdx.x) / g.tiles_x, tile_x = static_cast<int>(blockIdx.x) % g.tiles_x;
+    const int c0 = static_cast<int>(blockIdx.y) * kTileC;
+    const uint32_t image = blockIdx.z;
+    const int oy0 = tile_y * kTileRows, ox0 = tile_x * T::kCols;
+    const int iy0 = oy0 * S - g.pad_top, ix0 = ox0 * S - g.pad_left;
+    // the window and the weights, decoded once (X has < 2^31 elements: 32-bit offsets)
+    const uint8_t* x_image = x + image * static_cast<uint32_t>(g.in_h) * g.in_w * g.in_c;
+    constexpr int kWindow = T::kInRows * T::kInCols * kTileQ;
+#pragma unroll 4
+    for (int e = threadIdx.x; e < kWindow; e += T::kThreads) {
+        const int q = e % kTileQ, pixel = e / kTileQ;
+        const int iy = iy0 + pixel / T::kInCols, ix = ix0 + pixel % T::kInCols;
+        const int c = c0 + 4 * q;
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w && c < g.in_c)
+            decode4_fp8<FP8ORT_E4M3FN>(
+                *reinterpret_cast<const uint32_t*>(x_image + (static_cast<uint32_t>(iy) * g.in_w + ix) * g.in_c + c), d);
+        xs[e] = make_float4(d[0], d[1], d[2], d[3]);
+    }
+    for (int e = threadIdx.x; e < K * K * kTileQ; e += T::kThreads) {
+        const int q = e % kTileQ, tap = e / kTileQ;
+        const int c = c0 + 4 * q;
+        float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (c < g.in_c) decode4_fp8<FP8ORT_E4M3FN>(*reinterpret_cast<const uint32_t*>(w + tap * g.in_c + c), d);
+        ws[e] = make_float4(d[0], d[1], d[2], d[3]);
+    }
+    __syncthreads();
+
+    const int q = threadIdx.x % kTileQ, strip = threadIdx.x / kTileQ;
+    const int row = strip / T::kStrips, col = (strip % T::kStrips) * kTileP;  // within the block's outputs
+    float acc[kTileP][4];
+#pragma unroll
+    for (int p = 0; p < kTileP; ++p)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[p][e] = 0.0f;
+    const float4* x_strip = xs + (row * S * T::kInCols + col * S) * kTileQ + q;
+    const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + T::kInRows <= g.in_h && ix0 + T::kInCols <= g.in_w;
+    if (inside) {  // the whole window inside the image: no tap to skip
+#pragma unroll
+        for (int ky = 0; ky < K; ++ky)
+            dw_tile_row<K, S, false>(x_strip + ky * T::kInCols * kTileQ, ws + ky * K * kTileQ + q, 0u, acc);
+    } else {
+        uint32_t col_ok = 0;
+#pragma unroll
+        for (int i = 0; i < T::kSpan; ++i) {
+            const int ix = ix0 + col * S + i;
+            col_ok |= (ix >= 0 && ix < g.in_w ? 1u : 0u) << i;
+        }
+#pragma unroll
+        for (int ky = 0; ky < K; ++ky) {
+            const int iy = iy0 + row * S + ky;
+            if (iy < 0 || iy >= g.in_h) continue;
+            dw_tile_row<K, S, true>(x_strip + ky * T::kInCols * kTileQ, ws + ky * K * kTileQ + q, col_ok, acc);
+        }
+    }
+
+    const int oy = oy0 + row, c = c0 + 4 * q;
+    if (oy >= g.out_h || c >= g.in_c) return;
+    const epilogue_scalars sc = load_scalars(ep);
+    const bool vec_y = reinterpret_cast<uintptr_t>(ep.y) % 16 == 0;  // ld = C and c are multiples of 4
+    const bool vec_z = ep.z && reinterpret_cast<uintptr_t>(ep.z) % 16 == 0;
+    column_consts cc[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) cc[e] = load_column(ep, c + e);
+    const uint32_t pixel_row = (image * g.out_h + oy) * static_cast<uint32_t>(g.out_w);
+#pragma unroll
+    for (int p = 0; p < kTileP; ++p) {
+        const int ox = ox0 + col + p;
+        if (ox < g.out_w)
+            epilogue_quad<Y, true>(ep, sc, cc, acc[p], static_cast<int64_t>(pixel_row + ox) * ep.ld + c, 4, vec_y,
+                                   vec_z);
+    }
+}
+
+std::atomic<int> g_depthwise_variant{FP8ORT_DEPTHWISE_AUTO};
+
+// fp8ort_conv_set_depthwise_variant's choice, or else FP8ORT_DEPTHWISE=pixel|tile from the environment (read once);
+// AUTO is the per-pixel kernel until the tile kernel is measured.
+fp8ort_depthwise_variant depthwise_variant() {
+    static const int from_env = [] {
+        const char* v = getenv("FP8ORT_DEPTHWISE");
+        if (v && strcmp(v, "tile") == 0) return static_cast<int>(FP8ORT_DEPTHWISE_TILE);
+        if (v && strcmp(v, "pixel") == 0) return static_cast<int>(FP8ORT_DEPTHWISE_PIXEL);
+        return static_cast<int>(FP8ORT_DEPTHWISE_AUTO);
+    }();
+    const int which = g_depthwise_variant.load();
+    const int chosen = which != FP8ORT_DEPTHWISE_AUTO ? which : from_env;
+    return chosen == FP8ORT_DEPTHWISE_TILE ? FP8ORT_DEPTHWISE_TILE : FP8ORT_DEPTHWISE_PIXEL;
+}
+
+// Whether the tile kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
+constexpr int kAnyOutput = 0;
+bool tile_supported(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow, const void* x,
+                    const void* w, int y_type) {
+    if (f != FP8ORT_E4M3FN || depthwise_variant() != FP8ORT_DEPTHWISE_TILE) return false;
+    if (y_type != kAnyOutput && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN)
+        return false;
+    if (s.in_c % 4 || s.kernel_h != s.kernel_w || (s.kernel_h != 3 && s.kernel_h != 5) || s.stride_h != s.stride_w ||
+        (s.stride_h != 1 && s.stride_h != 2) || s.dilation_h != 1 || s.dilation_w != 1)
+        return false;
+    if ((x && reinterpret_cast<uintptr_t>(x) % 4) || (w && reinterpret_cast<uintptr_t>(w) % 4)) return false;
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    return s.batch <= 65535 && s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * ow * s.out_c < kLimit &&
+           (s.in_c + kTileC - 1) / kTileC <= 65535;
+}
+
+template <int K, int S, int Y>
+fp8ort_status launch_tile_kernel(const uint8_t* x, const uint8_t* w, const dw_tile_geometry& g, int64_t batch,
+                                 const epilogue_args& ep, hipStream_t stream) {
+    using T = dw_tile<K, S>;
+    auto kernel = depthwise_tile_kernel<K, S, Y>;
+    if constexpr (T::kSmemBytes > 48 * 1024) {
+        static const hipError_t attr = hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                                           hipFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+        if (attr != hipSuccess) return fail(FP8ORT_DEVICE_ERROR, "fp8ort_conv_nhwc (depthwise tile): %s",
+                                            hipGetErrorString(attr));
+    }
+    const int64_t tiles_y = (g.out_h + kTileRows - 1) / kTileRows;
+    const dim3 grid(static_cast<unsigned>(tiles_y * g.tiles_x), static_cast<unsigned>((g.in_c + kTileC - 1) / kTileC),
+                    static_cast<unsigned>(batch));
+    kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(x, w, g, ep);
+    return check_launch("fp8ort_conv_nhwc (depthwise tile)");
+}
+
+template <int K, int S>
+fp8ort_status launch_tile_ks(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh, int64_t ow,
+                             const epilogue_args& ep, hipStream_t stream) {
+    dw_tile_geometry g;
+    g.in_h = static_cast<int>(s.in_h), g.in_w = static_cast<int>(s.in_w), g.in_c = static_cast<int>(s.in_c);
+    g.pad_top = static_cast<int>(s.pad_top), g.pad_left = static_cast<int>(s.pad_left);
+    g.out_h = static_cast<int>(oh), g.out_w = static_cast<int>(ow);
+    g.tiles_x = static_cast<int>((ow + dw_tile<K, S>::kCols - 1) / dw_tile<K, S>::kCols);
+    switch (ep.y_type) {  // the output types tile_supported takes
+        case FP8ORT_FLOAT: return launch_tile_kernel<K, S, FP8ORT_FLOAT>(x, w, g, s.batch, ep, stream);
+        case FP8ORT_FLOAT16: return launch_tile_kernel<K, S, FP8ORT_FLOAT16>(x, w, g, s.batch, ep, stream);
+        default: return launch_tile_kernel<K, S, FP8ORT_E4M3FN>(x, w, g, s.batch, ep, stream);
+    }
+}
+
+fp8ort_status launch_depthwise_tile(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
+                                    int64_t ow, const epilogue_args& ep, hipStream_t stream) {
+    if (s.kernel_h == 3) return s.stride_h == 1 ? launch_tile_ks<3, 1>(x, w, s, oh, ow, ep, stream)
+                                                : launch_tile_ks<3, 2>(x, w, s, oh, ow, ep, stream);
+    return s.stride_h == 1 ? launch_tile_ks<5, 1>(x, w, s, oh, ow, ep, stream)
+                           : launch_tile_ks<5, 2>(x, w, s, oh, ow, ep, stream);
+}
+
 // Depthwise: the vectorized kernel where the sizes allow 32-bit indices, else the 64-bit one.
 template <fp8ort_fp8_format F>
 fp8ort_status launch_depthwise(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
                                int64_t ow, const epilogue_args& ep, hipStream_t stream) {
+    if constexpr (F == FP8ORT_E4M3FN)
+        if (tile_supported(F, s, oh, ow, x, w, ep.y_type)) return launch_depthwise_tile(x, w, s, oh, ow, ep, stream);
     constexpr int64_t kLimit = int64_t{1} << 31;
     if (s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * ow * s.out_c < kLimit &&
         s.kernel_h * s.kernel_w * s.in_c < kLimit) {
@@ -269,6 +486,11 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
 
 using namespace fp8ort;
 
+extern "C" void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which) {
+    g_depthwise_variant.store(which == FP8ORT_DEPTHWISE_PIXEL || which == FP8ORT_DEPTHWISE_TILE ? which
+                                                                                               : FP8ORT_DEPTHWISE_AUTO);
+}
+
 extern "C" int64_t fp8ort_conv_out_h(const fp8ort_conv_shape* s) {
     return (s->in_h + s->pad_top + s->pad_bottom - s->dilation_h * (s->kernel_h - 1) - 1) / s->stride_h + 1;
 }
@@ -290,7 +512,10 @@ static bool is_pointwise(const fp8ort_conv_shape* s) {
 
 extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_kernel_name", s) != FP8ORT_OK) return "invalid";
-    if (is_depthwise(s)) return "depthwise";
+    if (is_depthwise(s))
+        return tile_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), nullptr, nullptr, kAnyOutput)
+                   ? "depthwise_tile"
+                   : "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
         return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"

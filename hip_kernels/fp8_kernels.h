@@ -219,6 +219,18 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
+/* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks (the per-pixel kernel until the tile kernel is
+ * measured), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread, FP8ORT_DEPTHWISE_TILE a block per 32 channels of an
+ * 8-row tile with its input window decoded once into shared memory, where it applies (E4M3FN, kernel 3x3 or 5x5,
+ * stride 1 or 2, no dilation, channels a multiple of 4, float32/float16/E4M3FN output; the rest takes the per-pixel
+ * kernel). Both give the same bits. In a library loaded by ORT, FP8ORT_DEPTHWISE=pixel|tile in the environment picks
+ * (read once). */
+typedef enum fp8ort_depthwise_variant {
+    FP8ORT_DEPTHWISE_AUTO = 0,
+    FP8ORT_DEPTHWISE_PIXEL = 1,
+    FP8ORT_DEPTHWISE_TILE = 2
+} fp8ort_depthwise_variant;
+FP8ORT_GPU_API void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which);
 /* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                               const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,

@@ -50,8 +50,13 @@ CASES = [
     (2, 28, 28, 144, 144, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 144),
     (2, 9, 13, 32, 32, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), 32),
     (1, 12, 10, 16, 16, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 16),
+    # the tile kernel's blocks with windows wholly inside the image (8-row tiles, 16 columns at stride 1, 8 at
+    # stride 2), beside border blocks; 40 and 24 channels leave the last 32-channel block part empty
+    (2, 40, 37, 40, 40, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 40),
+    (1, 50, 45, 24, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24),
 ]
 SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
+DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
     (True, True, None, False, True, F32),
@@ -105,14 +110,27 @@ def depthwise_sum_f32(xq: np.ndarray, wq: np.ndarray, strides, pads, dil) -> np.
 
 
 def run_conv(
-    gpu, case, epi_cfg, kernel, activation=None, fmt=nx.E4M3FN, x_offset=0, y_offset=0, f32_sums=False, silu=0
+    gpu,
+    case,
+    epi_cfg,
+    kernel,
+    activation=None,
+    fmt=nx.E4M3FN,
+    x_offset=0,
+    y_offset=0,
+    f32_sums=False,
+    silu=0,
+    depthwise=0,
+    weight=None,
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
     with scales and bias that put the pre-activation around its kinks. ``x_offset`` / ``y_offset``: X and Y start
     that many elements past an aligned address. ``f32_sums`` (depthwise): ``want`` from depthwise_sum_f32, the
     kernel's own order of float32 additions, so that got must equal it bit for bit. ``silu``: how the sm90a tile
-    epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default."""
+    epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default. ``depthwise``: the depthwise
+    kernel to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice. ``weight``: a function that
+    edits the FP8 weight before use."""
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
@@ -125,6 +143,8 @@ def run_conv(
     x_scale = 0.03
     x = random_activation(rng, (batch, h, w, c), fmt, x_scale)
     wq, w_scale = random_weight(rng, m, (m, c // group, kh, kw), fmt)
+    if weight is not None:
+        wq = weight(wq)
     per_channel, bias, z_type, z_scaled, relu, y_type = epi_cfg
     bias_values = None
     if activation is not None:
@@ -188,6 +208,7 @@ def run_conv(
     d_y = rt.poisoned((batch * oh * ow * m + y_offset) * out_t.itemsize) + y_offset * out_t.itemsize
     lib.fp8ort_gemm_set_kernel_override(kernel)
     lib.fp8ort_epilogue_set_silu_variant(silu)
+    lib.fp8ort_conv_set_depthwise_variant(depthwise)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
@@ -208,6 +229,7 @@ def run_conv(
     finally:
         lib.fp8ort_gemm_set_kernel_override(0)
         lib.fp8ort_epilogue_set_silu_variant(0)
+        lib.fp8ort_conv_set_depthwise_variant(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
     abs_sum = None
     if name.startswith("wgmma"):  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
@@ -243,17 +265,58 @@ DEPTHWISE_VARIANTS = [
 ]
 
 
+def tile_applies(case, fmt) -> bool:
+    """Whether the depthwise tile kernel takes the shape (its name says so; X alignment is checked only at launch,
+    where X 1 byte past alignment takes the per-pixel kernel)."""
+    c, kh, kw, strides, dil = case[3], case[5], case[6], case[7], case[9]
+    return (
+        fmt == nx.E4M3FN
+        and c % 4 == 0
+        and kh == kw
+        and kh in (3, 5)
+        and strides[0] == strides[1]
+        and strides[0] in (1, 2)
+        and dil == (1, 1)
+    )
+
+
 @pytest.mark.parametrize("variant", DEPTHWISE_VARIANTS, ids=lambda v: f"{v[0].name}_x{v[1]}_y{v[2]}")
 @pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
-def test_depthwise_bits(gpu, epi_cfg, variant):
+@pytest.mark.parametrize("kernel", [DEPTHWISE_PIXEL, DEPTHWISE_TILE], ids=["pixel", "tile"])
+def test_depthwise_bits(gpu, epi_cfg, variant, kernel):
     fmt, x_offset, y_offset = variant
     for case in [c for c in CASES if is_depthwise(c)]:
         got, want, name, _ = run_conv(
-            gpu, case, epi_cfg, 0, fmt=fmt, x_offset=x_offset, y_offset=y_offset, f32_sums=True
+            gpu, case, epi_cfg, 0, fmt=fmt, x_offset=x_offset, y_offset=y_offset, f32_sums=True, depthwise=kernel
         )
-        assert name == "depthwise", (case, fmt.name)
+        tile = kernel == DEPTHWISE_TILE and tile_applies(case, fmt)
+        assert name == ("depthwise_tile" if tile else "depthwise"), (case, fmt.name)
         bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
         assert bad.size == 0, f"{case} {fmt.name} {epi_cfg} {name}: {bad.size} bytes differ, first at byte {bad[0]}"
+
+
+@pytest.mark.parametrize("kernel", [DEPTHWISE_PIXEL, DEPTHWISE_TILE], ids=["pixel", "tile"])
+def test_depthwise_nan_weight_at_border(gpu, kernel):
+    """A NaN weight code on the kernel's first row and column: outputs whose tap there falls in the padding skip it
+    (finite), the others are NaN, as in the per-output sums (the tile kernel's shared window holds zeros there, and
+    0 * NaN would be NaN)."""
+
+    def poison(wq):
+        wq = wq.copy()
+        wq.view(np.uint8)[:, 0, 0, 0] = 0x7F  # E4M3FN NaN
+        return wq
+
+    for case in [
+        (2, 40, 37, 40, 40, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 40),
+        (1, 11, 9, 40, 40, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 40),
+    ]:
+        cfg = (True, True, None, False, False, F32)
+        got, want, name, _ = run_conv(gpu, case, cfg, 0, f32_sums=True, depthwise=kernel, weight=poison)
+        assert name == ("depthwise_tile" if kernel == DEPTHWISE_TILE else "depthwise")
+        nan_got, nan_want = np.isnan(got), np.isnan(want)
+        assert nan_want.any() and (~nan_want).any()
+        assert np.array_equal(nan_got, nan_want), f"{case} {name}: NaN at {np.argwhere(nan_got != nan_want)[:3]}"
+        assert np.array_equal(got[~nan_got].view(np.uint32), want[~nan_want].astype(np.float32).view(np.uint32))
 
 
 # Fused activations through the convolution kernels: a 3x3, a depthwise and a split-K shape (on sm90a).
@@ -265,21 +328,27 @@ ACTIVATION_EPILOGUES = [
 ]
 
 
-# (GEMM kernel override, SiLU variant) per activation: the automatic and portable kernels, and for SiLU the automatic
-# kernels again with the sm90a tile epilogues' inlined SiLU
+# (GEMM kernel override, SiLU variant, depthwise variant) per activation: the automatic and portable kernels, for
+# SiLU the automatic kernels again with the sm90a tile epilogues' inlined SiLU, and the depthwise tile kernel on the
+# depthwise case
 ACTIVATION_ROWS = [
-    pytest.param(spec, kernel, silu, id=f"{activation_id(spec)}-{row}")
+    pytest.param(spec, kernel, silu, dw, id=f"{activation_id(spec)}-{row}")
     for spec in ACTIVATION_SPECS
-    for kernel, silu, row in [(0, 0, "auto"), (1, 0, "portable"), (0, SILU_INLINE, "auto_silu_inline")]
+    for kernel, silu, dw, row in [
+        (0, 0, 0, "auto"),
+        (1, 0, 0, "portable"),
+        (0, SILU_INLINE, 0, "auto_silu_inline"),
+        (0, 0, DEPTHWISE_TILE, "depthwise_tile"),
+    ]
     if silu == 0 or spec[0] == "Silu"
 ]
 
 
-@pytest.mark.parametrize("spec, kernel, silu", ACTIVATION_ROWS)
-def test_conv_activations(gpu, spec, kernel, silu):
-    for case in ACTIVATION_CASES:
+@pytest.mark.parametrize("spec, kernel, silu, dw", ACTIVATION_ROWS)
+def test_conv_activations(gpu, spec, kernel, silu, dw):
+    for case in [c for c in ACTIVATION_CASES if is_depthwise(c)] if dw else ACTIVATION_CASES:
         for cfg in ACTIVATION_EPILOGUES:
-            result = run_conv(gpu, case, cfg, kernel, activation=spec, silu=silu)
+            result = run_conv(gpu, case, cfg, kernel, activation=spec, silu=silu, depthwise=dw)
             assert result is not None
             got, want, name, abs_sum = result
             print(
