@@ -264,7 +264,7 @@ __device__ __forceinline__ void dw_tile_row(const float4* __restrict__ xs, const
 }
 
 template <int K, int S, int Y>
-__global__ void __launch_bounds__(dw_tile<K, S>::kThreads)
+__global__ void __launch_bounds__((dw_tile<K, S>::kThreads))
     depthwise_tile_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, dw_tile_geometry g,
                           epilogue_args ep) {
     using T = dw_tile<K, S>;
