@@ -1,9 +1,9 @@
-"""One depthwise FP8 convolution (NHWC, E4M3FN in and out, per-channel scale, bias, optional SiLU) called a few
-times through the kernel test library, for Nsight Compute to profile (`ncu --kernel-name regex:depthwise`), and timed
+"""One FP8 convolution (NHWC, E4M3FN in and out, per-channel scale, bias, optional SiLU; depthwise unless --m and
+--group say otherwise) called a few times through the kernel test library, for Nsight Compute to profile, and timed
 with CUDA events beside cuDNN FP16 channels_last.
 
-    ncu --kernel-name regex:depthwise --launch-skip 2 --launch-count 1 --section SpeedOfLight \
-        --section WarpStateStats --section Occupancy python3 bench/profile_depthwise.py --c 32 --hw 112 --k 3 --s 1
+    ncu --kernel-name regex:"depthwise|gemm|conv" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+        --section WarpStateStats --section Occupancy python3 bench/profile_conv.py --c 32 --hw 112 --k 3 --s 1
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def main() -> None:
     ap.add_argument("--hw", type=int, default=112)
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--s", type=int, default=1)
+    ap.add_argument("--m", type=int, default=0, help="output channels (default: --c)")
+    ap.add_argument("--group", type=int, default=0, help="groups (default: --c, depthwise)")
     ap.add_argument("--act", default="Silu")
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--lib", default=os.environ.get("FP8ORT_KERNELS_LIB", str(ROOT / "build-gpu/libfp8ort_kernels.so")))
@@ -37,19 +39,20 @@ def main() -> None:
     lib = load_kernels(Path(a.lib))
     dev = "cuda"
     pad = a.k // 2
-    s = conv_shape(a.batch, a.hw, a.hw, a.c, a.c, (a.k, a.k), (a.s, a.s), (pad, pad, pad, pad), (1, 1), a.c)
+    m, g = a.m or a.c, a.group or a.c
+    s = conv_shape(a.batch, a.hw, a.hw, a.c, m, (a.k, a.k), (a.s, a.s), (pad, pad, pad, pad), (1, 1), g)
     oh, ow = lib.fp8ort_conv_out_h(s), lib.fp8ort_conv_out_w(s)
     x = (torch.randn(a.batch, a.hw, a.hw, a.c, device=dev) * 2).to(torch.float8_e4m3fn)
-    w = (torch.randn(a.c, 1, a.k, a.k, device=dev) * 2).to(torch.float8_e4m3fn)
+    w = (torch.randn(m, a.c // g, a.k, a.k, device=dev) * 2).to(torch.float8_e4m3fn)
     packed = torch.empty(lib.fp8ort_conv_packed_bytes(s), dtype=torch.uint8, device=dev)
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
     assert lib.fp8ort_conv_pack_weight(w.data_ptr(), s, packed.data_ptr(), stream) == 0
-    y = torch.empty(a.batch, oh, ow, a.c, dtype=torch.uint8, device=dev)
-    one, wsc, bias = torch.ones(1, device=dev), torch.full((a.c,), 0.01, device=dev), torch.randn(a.c, device=dev)
+    y = torch.empty(a.batch, oh, ow, m, dtype=torch.uint8, device=dev)
+    one, wsc, bias = torch.ones(1, device=dev), torch.full((m,), 0.01, device=dev), torch.randn(m, device=dev)
     ep = Epilogue(
         x_scale=one.data_ptr(),
         w_scale=wsc.data_ptr(),
-        w_scale_count=a.c,
+        w_scale_count=m,
         bias=bias.data_ptr(),
         z=None,
         z_type=E4M3,
@@ -76,7 +79,7 @@ def main() -> None:
     for _ in range(a.calls):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        torch.nn.functional.conv2d(x16, w16, None, a.s, pad, 1, a.c)
+        torch.nn.functional.conv2d(x16, w16, None, a.s, pad, 1, g)
         end.record()
         end.synchronize()
         t16.append(start.elapsed_time(end))
