@@ -1,10 +1,9 @@
 """Per-layer GPU time of a quantized export's convolutions: fp8ort_conv_nhwc (FP8 NHWC, with the fused activation,
 residual and output type the quantizer chose for that layer) against cuDNN FP16 channels_last through PyTorch (the
 convolution alone), and every sm90a variant of the layer's kernel (GEMM variants for 1x1 stride-1 layers, one or
-two blocks for the implicit-GEMM convolutions, SiLU inlined in the tile epilogue for SiLU layers, the depthwise
-tile kernel for depthwise layers), plus the same
-call without its activation where the layer has a transcendental one (SiLU, Sigmoid, ...). fp8ort's calls get split-K
-scratch where they ask for it, as the EP gives it.
+two blocks for the implicit-GEMM convolutions, SiLU called out of line in the tile epilogue for SiLU layers, the
+per-pixel and tile kernels for depthwise layers), plus the same call without its activation where the layer has a
+transcendental one (SiLU, Sigmoid, ...). fp8ort's calls get split-K scratch where they ask for it, as the EP gives it.
 
 Layers come from the model as users export it (torchvision ResNet-50, timm EfficientNet-B0: bench/pytorch_side.py)
 and from fp8ort.quantize's output for it (bench/model_convs.py); each unique layer is timed once and weighted by how
@@ -37,8 +36,8 @@ from pytorch_side import export_and_quantize  # noqa: E402
 
 E4M3, F32 = 17, 1
 NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
-SILU_INLINE = 2  # fp8ort_epilogue_set_silu_variant
-DEPTHWISE_TILE = 2  # fp8ort_depthwise_variant
+SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
+DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 
 
 _WORKSPACE: list = []
@@ -186,13 +185,14 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
         row["ours_noact_ms"] = median_ms(conv_call(shape, weights, inputs, epilogue(0)), iters)
     overrides = []
     if row["kernel"].startswith("wgmma") and layer.activation == "Silu":
-        lib.fp8ort_epilogue_set_silu_variant(SILU_INLINE)  # read by every fp8ort_conv_nhwc call
-        row["ours_silu_inline_ms"] = median_ms(ours, iters)
+        lib.fp8ort_epilogue_set_silu_variant(SILU_CALL)  # read by every fp8ort_conv_nhwc call
+        row["ours_silu_call_ms"] = median_ms(ours, iters)
         lib.fp8ort_epilogue_set_silu_variant(0)
-    if layer.depthwise:  # the shared-memory tile kernel where it applies (fp8ort_conv_set_depthwise_variant)
-        lib.fp8ort_conv_set_depthwise_variant(DEPTHWISE_TILE)
-        row["dw_tile_kernel"] = lib.fp8ort_conv_kernel_name(E4M3, shape).decode()
-        row["dw_tile_ms"] = median_ms(ours, iters)
+    if layer.depthwise:  # each depthwise kernel forced (fp8ort_conv_set_depthwise_variant; auto picks per shape)
+        for key, variant in (("dw_pixel", DEPTHWISE_PIXEL), ("dw_tile", DEPTHWISE_TILE)):
+            lib.fp8ort_conv_set_depthwise_variant(variant)
+            row[f"{key}_kernel"] = lib.fp8ort_conv_kernel_name(E4M3, shape).decode()
+            row[f"{key}_ms"] = median_ms(ours, iters)
         lib.fp8ort_conv_set_depthwise_variant(0)
     if row["kernel"].startswith("wgmma") and not layer.depthwise:
         if layer.pointwise:  # every sm90a GEMM variant, whichever auto picks

@@ -347,8 +347,8 @@ __global__ void __launch_bounds__((dw_tile<K, S>::kThreads))
 
 std::atomic<int> g_depthwise_variant{FP8ORT_DEPTHWISE_AUTO};
 
-// fp8ort_conv_set_depthwise_variant's choice, or else FP8ORT_DEPTHWISE=pixel|tile from the environment (read once);
-// AUTO is the per-pixel kernel until the tile kernel is measured.
+// fp8ort_conv_set_depthwise_variant's choice, or else FP8ORT_DEPTHWISE=pixel|tile|auto from the environment (read
+// once); AUTO picks per shape (depthwise_tile_auto).
 fp8ort_depthwise_variant depthwise_variant() {
     static const int from_env = [] {
         const char* v = getenv("FP8ORT_DEPTHWISE");
@@ -357,15 +357,22 @@ fp8ort_depthwise_variant depthwise_variant() {
         return static_cast<int>(FP8ORT_DEPTHWISE_AUTO);
     }();
     const int which = g_depthwise_variant.load();
-    const int chosen = which != FP8ORT_DEPTHWISE_AUTO ? which : from_env;
-    return chosen == FP8ORT_DEPTHWISE_TILE ? FP8ORT_DEPTHWISE_TILE : FP8ORT_DEPTHWISE_PIXEL;
+    return static_cast<fp8ort_depthwise_variant>(which != FP8ORT_DEPTHWISE_AUTO ? which : from_env);
 }
+
+// The automatic choice: the tile kernel at stride 1 on images of 14 columns and more. Measured on the H100
+// (EfficientNet-B0's layers at batch 256, bench/NOTES.md): stride 1 0.74 -> 0.45 ms (32 channels, 112x112, 3x3) and
+// 0.66 -> 0.38 ms (240 channels, 28x28, 5x5); stride 2 slower (0.61 -> 0.81 ms, 96 channels, 112x112: the window
+// decoded per output is four times larger); a 7x7 image fills 49 of the block's 128 outputs.
+bool depthwise_tile_auto(const fp8ort_conv_shape& s, int64_t ow) { return s.stride_w == 1 && ow >= 14; }
 
 // Whether the tile kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
 constexpr int kAnyOutput = 0;
 bool tile_supported(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow, const void* x,
                     const void* w, int y_type) {
-    if (f != FP8ORT_E4M3FN || depthwise_variant() != FP8ORT_DEPTHWISE_TILE) return false;
+    const fp8ort_depthwise_variant v = depthwise_variant();
+    if (f != FP8ORT_E4M3FN || v == FP8ORT_DEPTHWISE_PIXEL || (v == FP8ORT_DEPTHWISE_AUTO && !depthwise_tile_auto(s, ow)))
+        return false;
     if (y_type != kAnyOutput && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN)
         return false;
     if (s.in_c % 4 || s.kernel_h != s.kernel_w || (s.kernel_h != 3 && s.kernel_h != 5) || s.stride_h != s.stride_w ||

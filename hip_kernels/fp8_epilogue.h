@@ -33,7 +33,8 @@ struct epilogue_args {
 };
 
 // Host: whether make_epilogue_args asks the sm90a tile epilogues to inline SiLU (fp8ort_epilogue_set_silu_variant, or
-// FP8ORT_TILE_SILU=call|inline read once; the default is the call). An A/B switch: both give the same bits.
+// FP8ORT_TILE_SILU=call|inline read once; the default is inline, measured faster on EfficientNet-B0). Both give the
+// same bits.
 bool tile_silu_inline();
 
 constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5

@@ -167,7 +167,7 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * model A/B runs); a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 /* How the sm90a GEMM and convolution epilogues evaluate SiLU (tests, A/B runs; the same bits either way): 0 = the
- * environment's choice, FP8ORT_TILE_SILU=call|inline (read once; unset: call), 1 = one out-of-line call per four
+ * environment's choice, FP8ORT_TILE_SILU=call|inline (read once; unset: inline), 1 = one out-of-line call per four
  * values, 2 = inlined. Takes effect for launches made after the call. */
 FP8ORT_GPU_API void fp8ort_epilogue_set_silu_variant(int which);
 
@@ -219,12 +219,12 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
-/* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks (the per-pixel kernel until the tile kernel is
- * measured), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread, FP8ORT_DEPTHWISE_TILE a block per 32 channels of an
- * 8-row tile with its input window decoded once into shared memory, where it applies (E4M3FN, kernel 3x3 or 5x5,
- * stride 1 or 2, no dilation, channels a multiple of 4, float32/float16/E4M3FN output; the rest takes the per-pixel
- * kernel). Both give the same bits. In a library loaded by ORT, FP8ORT_DEPTHWISE=pixel|tile in the environment picks
- * (read once). */
+/* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on images
+ * of 14 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
+ * FP8ORT_DEPTHWISE_TILE a block per 32 channels of an 8-row tile with its input window decoded once into shared
+ * memory, wherever it applies (E4M3FN, kernel 3x3 or 5x5, stride 1 or 2, no dilation, channels a multiple of 4,
+ * float32/float16/E4M3FN output; the rest takes the per-pixel kernel). Both give the same bits. In a library loaded
+ * by ORT, FP8ORT_DEPTHWISE=pixel|tile|auto in the environment picks (read once). */
 typedef enum fp8ort_depthwise_variant {
     FP8ORT_DEPTHWISE_AUTO = 0,
     FP8ORT_DEPTHWISE_PIXEL = 1,
