@@ -5,12 +5,11 @@
 // accumulators, vector loads of Z and stores of Y where the row length allows) and walks rows with a grid stride;
 // the columns' scales and bias are loaded once. The grid covers the multiprocessors a few times over instead of
 // launching a block per row (BERT-base at batch 32: 72 launches of 4,096 rows of 768 to 3,072 columns). A thread
-// takes one row per step or, as an A/B switch (FP8ORT_EPILOGUE_ROWS=4), four rows whose loads are all issued first.
+// takes one row per step (four rows with all their loads issued first measured 13% slower on BERT-base, H100,
+// bench/NOTES.md).
 #include "fp8_epilogue_apply.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 namespace fp8ort {
@@ -20,19 +19,6 @@ constexpr int kApplyThreads = 256;
 constexpr int64_t kApplyColsPerBlock = static_cast<int64_t>(kApplyThreads) * 4;
 constexpr int64_t kMaxGridY = 65535;
 constexpr int64_t kBlocksPerSm = 8;  // resident blocks of 256 threads per multiprocessor the grid aims at
-
-std::atomic<int> g_apply_rows{0};  // fp8ort_epilogue_apply_set_rows: 0 the environment's choice, else 1 or 4
-
-// Rows per step of the pass: FP8ORT_EPILOGUE_ROWS=1|4 (read once; unset: 1), unless fp8ort_epilogue_apply_set_rows
-// chose. An A/B switch: both give the same bits.
-int apply_rows() {
-    static const int from_env = [] {
-        const char* v = getenv("FP8ORT_EPILOGUE_ROWS");
-        return v && strcmp(v, "4") == 0 ? 4 : 1;
-    }();
-    const int which = g_apply_rows.load();
-    return which == 0 ? from_env : which;
-}
 
 // The accumulators of 4 columns (count of them exist) of one row, the split-K partial sums added in order.
 __device__ __forceinline__ void load_acc4(const float* src, int splits, int64_t slice, bool vec_acc, int count,
@@ -55,9 +41,7 @@ __device__ __forceinline__ void load_acc4(const float* src, int splits, int64_t 
     }
 }
 
-// kRows rows per step: every row's accumulators and Z are loaded before the first row is stored, so that a thread
-// has kRows loads in flight instead of one (the pass is bound by memory latency at few warps per multiprocessor).
-template <int Y, int kRows>
+template <int Y>
 __global__ void __launch_bounds__(kApplyThreads)
     epilogue_apply_kernel(const float* __restrict__ acc, int64_t ld_acc, int64_t m, int64_t n, epilogue_args ep,
                           int splits, int64_t slice, bool vec_acc, bool vec_y, bool vec_z) {
@@ -68,33 +52,18 @@ __global__ void __launch_bounds__(kApplyThreads)
 #pragma unroll
     for (int e = 0; e < 4; ++e) cc[e] = e < count ? load_column(ep, col + e) : column_consts{0.0f, 0.0f};
     const epilogue_scalars sc = load_scalars(ep);
-    const int64_t row_step = static_cast<int64_t>(gridDim.y) * kRows;
-    for (int64_t row0 = static_cast<int64_t>(blockIdx.y) * kRows; row0 < m; row0 += row_step) {
-        float v[kRows][4], z[kRows][4];
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) v[r][e] = z[r][e] = 0.0f;
-            if (row0 + r >= m) continue;
-            load_acc4(acc + (row0 + r) * ld_acc + col, splits, slice, vec_acc, count, v[r]);
-            if (ep.z) load_z4(ep, sc, (row0 + r) * ep.ld + col, count, vec_z, z[r]);
-        }
-#pragma unroll
-        for (int r = 0; r < kRows; ++r)
-            if (row0 + r < m) epilogue_quad_z<Y, true>(ep, sc, cc, v[r], z[r], (row0 + r) * ep.ld + col, count, vec_y);
+    for (int64_t row = blockIdx.y; row < m; row += gridDim.y) {
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        load_acc4(acc + row * ld_acc + col, splits, slice, vec_acc, count, v);
+        epilogue_quad<Y, true>(ep, sc, cc, v, row * ep.ld + col, count, vec_y, vec_z);
     }
 }
 
 template <int Y>
 void launch_typed(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const epilogue_args& ep, dim3 grid,
-                  int rows, hipStream_t stream, int splits, int64_t slice, bool vec_acc, bool vec_y, bool vec_z) {
-    if (rows == 4) {
-        epilogue_apply_kernel<Y, 4><<<grid, kApplyThreads, 0, stream>>>(acc, ld_acc, m, n, ep, splits, slice, vec_acc,
-                                                                         vec_y, vec_z);
-    } else {
-        epilogue_apply_kernel<Y, 1><<<grid, kApplyThreads, 0, stream>>>(acc, ld_acc, m, n, ep, splits, slice, vec_acc,
-                                                                         vec_y, vec_z);
-    }
+                  hipStream_t stream, int splits, int64_t slice, bool vec_acc, bool vec_y, bool vec_z) {
+    epilogue_apply_kernel<Y><<<grid, kApplyThreads, 0, stream>>>(acc, ld_acc, m, n, ep, splits, slice, vec_acc, vec_y,
+                                                                  vec_z);
 }
 
 }  // namespace
@@ -120,10 +89,8 @@ fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m,
     const int64_t grid_x = (n + kApplyColsPerBlock - 1) / kApplyColsPerBlock;
     if (grid_x > 2147483647)
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: N=%lld is too large", op, static_cast<long long>(n));
-    const int rows = apply_rows();
-    const int64_t row_groups = (m + rows - 1) / rows;
     const int64_t want_y = (multiprocessors() * kBlocksPerSm + grid_x - 1) / grid_x;
-    const int64_t grid_y = row_groups < want_y ? row_groups : (want_y < kMaxGridY ? want_y : kMaxGridY);
+    const int64_t grid_y = m < want_y ? m : (want_y < kMaxGridY ? want_y : kMaxGridY);
     const dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y));
     const bool rows4 = n % 4 == 0;  // every quad full and 16-byte aligned when the bases are
     const bool vec_acc = rows4 && ld_acc % 4 == 0 && (splits <= 1 || slice % 4 == 0) &&
@@ -131,8 +98,8 @@ fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m,
     const bool vec_y = rows4 && ep.ld % 4 == 0 && reinterpret_cast<uintptr_t>(ep.y) % 16 == 0;
     const bool vec_z = rows4 && ep.z && ep.ld % 4 == 0 && reinterpret_cast<uintptr_t>(ep.z) % 16 == 0;
     auto go = [&](auto y_type) {
-        launch_typed<decltype(y_type)::value>(acc, ld_acc, m, n, ep, grid, rows, stream, splits, slice, vec_acc,
-                                              vec_y, vec_z);
+        launch_typed<decltype(y_type)::value>(acc, ld_acc, m, n, ep, grid, stream, splits, slice, vec_acc, vec_y,
+                                              vec_z);
     };
     switch (ep.y_type) {
         case FP8ORT_FLOAT: go(std::integral_constant<int, FP8ORT_FLOAT>{}); break;
@@ -150,8 +117,6 @@ fp8ort_status launch_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m,
 }  // namespace fp8ort
 
 using namespace fp8ort;
-
-extern "C" void fp8ort_epilogue_apply_set_rows(int rows) { g_apply_rows.store(rows == 1 || rows == 4 ? rows : 0); }
 
 extern "C" fp8ort_status fp8ort_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n,
                                                const fp8ort_epilogue* epilogue, void* y, void* stream) {

@@ -194,10 +194,6 @@ FP8ORT_GPU_API int fp8ort_blaslt_available(void);
  * stride ld_acc >= N elements). fp8_epilogue_apply.hip; the numerics are fp8_epilogue.h's. */
 FP8ORT_GPU_API fp8ort_status fp8ort_epilogue_apply(const float* acc, int64_t ld_acc, int64_t m, int64_t n,
                                                    const fp8ort_epilogue* epilogue, void* y, void* stream);
-/* Rows per thread and step of fp8ort_epilogue_apply and of the split-K and BLAS-Lt epilogue passes (tests, A/B runs;
- * the same bits either way): 0 = the environment's choice, FP8ORT_EPILOGUE_ROWS=1|4 (read once; unset: 1), 1 = one
- * row at a time, 4 = four rows with all their loads issued first. Takes effect for launches made after the call. */
-FP8ORT_GPU_API void fp8ort_epilogue_apply_set_rows(int rows);
 
 /* ---- convolution (fp8_conv.hip): NHWC implicit GEMM ---- */
 typedef struct fp8ort_conv_shape {

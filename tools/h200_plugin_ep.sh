@@ -22,12 +22,12 @@
 #            order given (repeat a value to see the machine's drift): AB_VAR (default FP8ORT_GEMM_KERNEL), AB_VALUES
 #            (default "auto 5 6 auto"; auto leaves the variable unset), AB_MODEL (default efficientnet_b0),
 #            AB_BATCHES (default "32 256"): ab_<var>_<i>_<value>.json. SiLU in the sm90a tile epilogues: AB_VAR=
-#            FP8ORT_TILE_SILU AB_VALUES="call inline call inline"; the epilogue pass's rows per step: AB_VAR=
-#            FP8ORT_EPILOGUE_ROWS AB_VALUES="1 4 1 4" AB_MODEL=bert AB_BATCHES="1 32"; BERT's GEMM backend: AB_VAR=FP8ORT_GEMM_BACKEND
+#            FP8ORT_TILE_SILU AB_VALUES="call inline call inline"; the depthwise kernel: AB_VAR=FP8ORT_DEPTHWISE
+#            AB_VALUES="pixel auto pixel auto"; BERT's GEMM backend: AB_VAR=FP8ORT_GEMM_BACKEND
 #            AB_VALUES="auto ours auto ours" AB_MODEL=bert AB_BATCHES="1"; a quantizer pass: AB_VAR=BENCH_SKIP_PASS
 #            AB_VALUES="auto qkv.PackQkvPass auto qkv.PackQkvPass" AB_MODEL=bert AB_BATCHES="1 32"
 #   layers   bench/conv_layers.py per model of LAYER_MODELS (default "efficientnet_b0 resnet50"), batch LAYER_BATCHES
-#            (default 256): every convolution alone with each kernel variant (SiLU layers also with SiLU inlined),
+#            (default 256): every convolution alone with each kernel variant (SiLU layers also with SiLU called),
 #            without its activation, and cuDNN FP16:
 #            layers_<model>.json / .log
 #   dwprof   Nsight Compute sections (speed of light, pipes, stalls, occupancy, hot instructions) of one convolution

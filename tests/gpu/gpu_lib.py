@@ -221,7 +221,6 @@ def load_kernels(path: Path) -> ctypes.CDLL:
         lib.fp8ort_blaslt_available.restype = i32
         lib.fp8ort_epilogue_apply.argtypes = [p, i64, i64, i64, ctypes.POINTER(Epilogue), p, p]
         lib.fp8ort_epilogue_apply.restype = i32
-        lib.fp8ort_epilogue_apply_set_rows.argtypes = [i32]
     for fn in (
         "fp8ort_quantize",
         "fp8ort_dequantize",

@@ -173,8 +173,7 @@ def test_gemm_shapes(gpu, shape, kernel):
 @pytest.mark.parametrize(
     "shape", [(64, 64, 4096), (17, 256, 2048), (49, 512, 4608)], ids=lambda s: "x".join(map(str, s))
 )
-@pytest.mark.parametrize("rows", [0, 4], ids=["rows_default", "rows4"])
-def test_gemm_split_k(gpu, shape, kernel, rows):
+def test_gemm_split_k(gpu, shape, kernel):
     """Split K: the partial sums added in order by the epilogue pass (one row per thread and step, or four)."""
     lib, _ = gpu
     m, n, k = shape
@@ -188,11 +187,7 @@ def test_gemm_split_k(gpu, shape, kernel, rows):
         pytest.skip("no sm90a kernel for this device or shape")
     assert ws >= 2 * m * n * 4, "these shapes leave most multiprocessors idle: the sm90a kernel should split K"
     for i, cfg in enumerate(EPILOGUES):
-        lib.fp8ort_epilogue_apply_set_rows(rows)
-        try:
-            got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
-        finally:
-            lib.fp8ort_epilogue_apply_set_rows(0)
+        got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
         assert name.endswith("+split_k")
         check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum)
 
@@ -474,21 +469,10 @@ def test_gemm_blaslt_refusals(gpu):
     assert np.all(rt.from_device(d_y, (m * n * 4,), np.uint8) == 0xFF), "a refused call wrote Y"
 
 
-def apply_epilogue(lib, rows, *args):
-    """fp8ort_epilogue_apply(*args) with `rows` rows per thread and step (fp8ort_epilogue_apply_set_rows)."""
-    lib.fp8ort_epilogue_apply_set_rows(rows)
-    try:
-        return lib.fp8ort_epilogue_apply(*args)
-    finally:
-        lib.fp8ort_epilogue_apply_set_rows(0)
-
-
-@pytest.mark.parametrize("rows", [1, 4], ids=["rows1", "rows4"])
 @pytest.mark.parametrize("y_type", [F32, F16, BF16, E4M3, E5M2], ids=["f32", "f16", "bf16", "e4m3", "e5m2"])
 @pytest.mark.parametrize("size", [(1, 1, 4), (37, 1000, 1004), (300, 2051, 2052)], ids=lambda s: "x".join(map(str, s)))
-def test_epilogue_apply_is_exact(gpu, size, y_type, rows):
-    """fp8ort_epilogue_apply over given float32 accumulators is bit-identical to the reference epilogue, one row
-    per thread and step or four (row counts that are not multiples of four included)."""
+def test_epilogue_apply_is_exact(gpu, size, y_type):
+    """fp8ort_epilogue_apply over given float32 accumulators is bit-identical to the reference epilogue."""
     lib, rt = gpu
     if not hasattr(lib, "fp8ort_epilogue_apply"):
         pytest.skip("kernel library built without fp8ort_epilogue_apply; rebuild it (-DFP8ORT_KERNEL_TEST_LIB=ON)")
@@ -528,7 +512,7 @@ def test_epilogue_apply_is_exact(gpu, size, y_type, rows):
         )
         out_t = np_dtype(y_type)
         d_y = rt.poisoned(m * n * out_t.itemsize)
-        st = apply_epilogue(lib, rows, rt.to_device(acc), ld, m, n, epi.struct, d_y, None)
+        st = lib.fp8ort_epilogue_apply(rt.to_device(acc), ld, m, n, epi.struct, d_y, None)
         assert st == OK, lib.fp8ort_gpu_last_error()
         got = rt.from_device(d_y, (m, n), out_t)
         bits = np.uint8 if out_t.itemsize == 1 else np.uint16 if out_t.itemsize == 2 else np.uint32
@@ -564,10 +548,9 @@ def _assert_near_float(got: np.ndarray, want: np.ndarray, what: str, max_steps: 
         )
 
 
-@pytest.mark.parametrize("rows", [1, 4], ids=["rows1", "rows4"])
 @pytest.mark.parametrize("y_type", [F32, F16, E4M3], ids=["f32", "f16", "e4m3"])
 @pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
-def test_epilogue_apply_activations(gpu, spec, y_type, rows):
+def test_epilogue_apply_activations(gpu, spec, y_type):
     """fp8ort_epilogue_apply with each activation on accumulators that put y on and around the kinks, far past them,
     and at ±Inf/NaN. Piecewise-linear activations are bit-exact; the transcendental ones (float32 device math against
     the float64 reference) within 8 float32 ulps, one step in narrower outputs."""
@@ -613,7 +596,7 @@ def test_epilogue_apply_activations(gpu, spec, y_type, rows):
     )
     out_t = np_dtype(y_type)
     d_y = rt.poisoned(m * n * out_t.itemsize)
-    st = apply_epilogue(lib, rows, rt.to_device(acc), n, m, n, epi.struct, d_y, None)
+    st = lib.fp8ort_epilogue_apply(rt.to_device(acc), n, m, n, epi.struct, d_y, None)
     assert st == OK, lib.fp8ort_gpu_last_error()
     got = rt.from_device(d_y, (m, n), out_t)
     if spec[0] in ("Sigmoid", "Silu", "Gelu", "GeluTanh"):
