@@ -360,11 +360,12 @@ fp8ort_depthwise_variant depthwise_variant() {
     return static_cast<fp8ort_depthwise_variant>(which != FP8ORT_DEPTHWISE_AUTO ? which : from_env);
 }
 
-// The automatic choice: the tile kernel at stride 1 on images of 14 columns and more. Measured on the H100
-// (EfficientNet-B0's layers at batch 256, bench/NOTES.md): stride 1 0.74 -> 0.45 ms (32 channels, 112x112, 3x3) and
-// 0.66 -> 0.38 ms (240 channels, 28x28, 5x5); stride 2 slower (0.61 -> 0.81 ms, 96 channels, 112x112: the window
-// decoded per output is four times larger); a 7x7 image fills 49 of the block's 128 outputs.
-bool depthwise_tile_auto(const fp8ort_conv_shape& s, int64_t ow) { return s.stride_w == 1 && ow >= 14; }
+// The automatic choice: the tile kernel at stride 1 on outputs of 28 columns and more, the range measured on the H100
+// (EfficientNet-B0's layers at batch 256, bench/NOTES.md): 0.74 -> 0.45 ms (32 channels, 112x112, 3x3) and
+// 0.66 -> 0.38 ms (240 channels, 28x28, 5x5). Stride 2 measured slower (0.61 -> 0.81 ms, 96 channels, 112x112: the
+// window decoded per output is four times larger); 14x14 and 7x7 outputs fill 77% and 38% of the blocks' outputs and
+// are not measured yet.
+bool depthwise_tile_auto(const fp8ort_conv_shape& s, int64_t ow) { return s.stride_w == 1 && ow >= 28; }
 
 // Whether the tile kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
 constexpr int kAnyOutput = 0;

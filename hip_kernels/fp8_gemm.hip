@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fp8_epilogue_apply.h"
 #include "fp8_gemm_core.h"
 #include "fp8_gemm_sm90.h"
 
@@ -27,6 +28,129 @@ __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, in
     for (int r = threadIdx.y; r < kPackTile; r += blockDim.y) {
         const int64_t nn = n0 + r, kk = k0 + threadIdx.x;
         if (kk < k && nn < n) out[nn * k + kk] = tile[threadIdx.x][r];
+    }
+}
+
+// ---- Small K on the vector units (opt-in: FP8ORT_GEMM_KERNEL=7 / fp8ort_gemm_set_kernel_override(7)) ----
+// EfficientNet's expand and project 1x1 convolutions have K = 16..40 and millions of rows: the tensor-core tile
+// kernels then idle their matrix units and run little more than their epilogue at a quarter of the warps (the
+// 16 -> 96 expand at 112x112, batch 256: 1.75 ms against cuDNN FP16's 0.28 on an H100, bench/NOTES.md). Here a block
+// decodes its column chunk of the weight (up to 128 columns) into shared memory once, then walks row tiles: it
+// decodes kSkRows * groups rows of A into shared memory (transposed, [k][row]), and a thread sums four rows of four
+// columns in float32 in k order (exact FP8 products, one FMA each), then runs the four-column epilogue per row.
+constexpr int kSkThreads = 256;
+constexpr int kSkMaxQuads = 32;  // columns per block / 4
+constexpr int kSkRows = 4;       // rows per thread
+constexpr int kSmallKOverride = 7;  // fp8ort_gemm_set_kernel_override / FP8ORT_GEMM_KERNEL value
+
+struct small_k_args {
+    int64_t m, n;
+    int quads, groups;  // column quads per block (<= 32), row groups (quads * groups <= 256 threads)
+};
+
+template <int K, int Y>
+__global__ void __launch_bounds__(kSkThreads)
+    small_k_kernel(const uint8_t* __restrict__ a, const uint8_t* __restrict__ b, small_k_args g, epilogue_args ep) {
+    __shared__ float4 ws[K][kSkMaxQuads];                    // decoded weight, [k][column quad]
+    __shared__ float4 xs[K][kSkThreads / kSkMaxQuads * 8];   // decoded rows, [k][row quad]: up to 64 quads of rows
+    const int q = threadIdx.x % g.quads, group = threadIdx.x / g.quads;
+    const int64_t col = (static_cast<int64_t>(blockIdx.y) * g.quads + q) * 4;
+    const int rows_per_tile = g.groups * kSkRows;
+    for (int e = threadIdx.x; e < K * g.quads; e += blockDim.x) {  // column quad e % quads, k = e / quads
+        const int qq = e % g.quads, kk = e / g.quads;
+        const int64_t c = (static_cast<int64_t>(blockIdx.y) * g.quads + qq) * 4;
+        float d[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) d[i] = c + i < g.n ? decode_fp8<FP8ORT_E4M3FN>(b[(c + i) * K + kk]) : 0.0f;
+        ws[kk][qq] = make_float4(d[0], d[1], d[2], d[3]);
+    }
+    const bool active = group < g.groups && col < g.n;
+    const int count = g.n - col >= 4 ? 4 : static_cast<int>(g.n - col);
+    column_consts cc[4];
+    epilogue_scalars sc{};
+    if (active) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) cc[e] = e < count ? load_column(ep, col + e) : column_consts{0.0f, 0.0f};
+        sc = load_scalars(ep);
+    }
+    const bool vec_y = count == 4 && ep.ld % 4 == 0 && reinterpret_cast<uintptr_t>(ep.y) % 16 == 0;
+    const bool vec_z = count == 4 && ep.z && ep.ld % 4 == 0 && reinterpret_cast<uintptr_t>(ep.z) % 16 == 0;
+    for (int64_t row0 = static_cast<int64_t>(blockIdx.x) * rows_per_tile; row0 < g.m;
+         row0 += static_cast<int64_t>(gridDim.x) * rows_per_tile) {
+        __syncthreads();  // the previous tile's rows are read (and, the first time, the weight is written)
+        // the tile's rows, 4 bytes (4 values of k) per item: row r = e % rows, k quad = e / rows
+        for (int e = threadIdx.x; e < rows_per_tile * (K / 4); e += blockDim.x) {
+            const int r = e % rows_per_tile, kq = e / rows_per_tile;
+            float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (row0 + r < g.m)
+                decode4_fp8<FP8ORT_E4M3FN>(*reinterpret_cast<const uint32_t*>(a + (row0 + r) * K + 4 * kq), d);
+            float* dst = reinterpret_cast<float*>(xs);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) dst[(4 * kq + i) * (kSkThreads / kSkMaxQuads * 8) * 4 + r] = d[i];
+        }
+        __syncthreads();
+        if (!active) continue;
+        float acc[kSkRows][4];
+#pragma unroll
+        for (int r = 0; r < kSkRows; ++r)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[r][e] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < K; ++kk) {
+            const float4 x = xs[kk][group];  // rows 4 * group .. 4 * group + 3
+            const float4 w = ws[kk][q];
+            const float xr[4] = {x.x, x.y, x.z, x.w}, wc[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+            for (int r = 0; r < kSkRows; ++r)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[r][e] = fp8ort_fma_exact_product(xr[r], wc[e], acc[r][e]);
+        }
+#pragma unroll
+        for (int r = 0; r < kSkRows; ++r) {
+            const int64_t row = row0 + kSkRows * group + r;
+            if (row < g.m) epilogue_quad<Y, true>(ep, sc, cc, acc[r], row * ep.ld + col, count, vec_y, vec_z);
+        }
+    }
+}
+
+// Whether the small-K kernel takes a problem (A and B unchecked when null; the output type when 0).
+bool small_k_applies(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
+                     int y_type) {
+    if (format != FP8ORT_E4M3FN || (k != 8 && k != 16 && k != 24 && k != 32) || m >= (int64_t{1} << 40)) return false;
+    if (y_type != 0 && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN) return false;
+    if (a && reinterpret_cast<uintptr_t>(a) % 4) return false;  // rows are read 4 bytes at a time (K % 4 == 0)
+    return n > 0 && (n + 4 * kSkMaxQuads - 1) / (4 * kSkMaxQuads) <= 65535;
+}
+
+template <int K>
+fp8ort_status launch_small_k_k(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, const epilogue_args& ep,
+                               hipStream_t stream) {
+    small_k_args g;
+    g.m = m, g.n = n;
+    const int64_t quads = (n + 3) / 4;
+    g.quads = static_cast<int>(quads < kSkMaxQuads ? quads : kSkMaxQuads);
+    g.groups = kSkThreads / g.quads;  // <= 64 row quads, what xs holds
+    const int threads = g.quads * g.groups;
+    const int64_t rows_per_tile = static_cast<int64_t>(g.groups) * kSkRows;
+    const int64_t tiles = (m + rows_per_tile - 1) / rows_per_tile;
+    const int64_t want = static_cast<int64_t>(multiprocessors()) * 8;
+    const dim3 grid(static_cast<unsigned>(tiles < want ? tiles : want),
+                    static_cast<unsigned>((quads + g.quads - 1) / g.quads));
+    switch (ep.y_type) {  // the output types small_k_applies takes
+        case FP8ORT_FLOAT: small_k_kernel<K, FP8ORT_FLOAT><<<grid, threads, 0, stream>>>(a, b, g, ep); break;
+        case FP8ORT_FLOAT16: small_k_kernel<K, FP8ORT_FLOAT16><<<grid, threads, 0, stream>>>(a, b, g, ep); break;
+        default: small_k_kernel<K, FP8ORT_E4M3FN><<<grid, threads, 0, stream>>>(a, b, g, ep); break;
+    }
+    return check_launch("fp8ort_gemm (small K)");
+}
+
+fp8ort_status launch_small_k(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
+                             const epilogue_args& ep, hipStream_t stream) {
+    switch (k) {
+        case 8: return launch_small_k_k<8>(a, b, m, n, ep, stream);
+        case 16: return launch_small_k_k<16>(a, b, m, n, ep, stream);
+        case 24: return launch_small_k_k<24>(a, b, m, n, ep, stream);
+        default: return launch_small_k_k<32>(a, b, m, n, ep, stream);
     }
 }
 
@@ -111,9 +235,9 @@ static int override_from_env(const char* name, char lo, char hi) {
 }
 
 int gemm_kernel_override() {
-    // FP8ORT_GEMM_KERNEL=1..6 is fp8ort_gemm_set_kernel_override's value for a library loaded by ORT, where that
+    // FP8ORT_GEMM_KERNEL=1..7 is fp8ort_gemm_set_kernel_override's value for a library loaded by ORT, where that
     // cannot be called: whole-model A/B runs of the GEMM variants (read once; the call takes precedence).
-    static const int from_env = override_from_env("FP8ORT_GEMM_KERNEL", '1', '6');
+    static const int from_env = override_from_env("FP8ORT_GEMM_KERNEL", '1', '7');
     const int which = g_kernel_override.load();
     return which != 0 ? which : from_env;
 }
@@ -187,6 +311,7 @@ sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
 
 extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
     const int which = gemm_kernel_override();
+    if (which == kSmallKOverride && small_k_applies(format, m, n, k, nullptr, nullptr, 0)) return "small_k";
     if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k)) {
         switch (sm90_variant_for(which, k, n)) {
             case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
@@ -242,8 +367,12 @@ extern "C" fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed, fp8
     sm90_variant variant = sm90_variant::one_block;
     int splits = 1;
     const bool sm90 = sm90_plan(format, m, n, k, &variant, &splits);
+    if (gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, a, b_packed, ep.y_type)) {
+        FP8ORT_TRY(launch_small_k(a8, b8, m, n, k, ep, s));
+        return ok();
+    }
     // a test's explicit request for an sm90a variant fails here; FP8ORT_GEMM_KERNEL (whole models) falls back
-    if (g_kernel_override.load() >= 2 && !sm90)
+    if (g_kernel_override.load() >= 2 && g_kernel_override.load() != kSmallKOverride && !sm90)
         return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
                     "float8e4m3fn/e5m2 and K %% 16 == 0)", op);
     if (sm90) {

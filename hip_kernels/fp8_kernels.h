@@ -162,9 +162,11 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes),
  * 4 = the sm90a kernel with one block per multiprocessor, 5 = with two, 6 = the streaming sm90a kernel (two blocks
  * per multiprocessor, each walking several tiles; GEMM only: for convolutions 6 picks as 0). 2 picks by K and N:
- * streaming for K <= 512, two blocks for K <= 128 with N > 64, one block for longer K. Where this is 0, the
- * environment variable FP8ORT_GEMM_KERNEL=1..6 (read once) sets the same value for a library loaded by ORT (whole-
- * model A/B runs); a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
+ * streaming for K <= 512, two blocks for K <= 128 with N > 64, one block for longer K. 7 = the small-K kernel on the
+ * vector units where it applies (E4M3FN, K of 8, 16, 24 or 32, float32/float16/E4M3FN output; exact float32 sums in
+ * K order; not yet measured, hence not automatic), the automatic choice elsewhere. Where this is 0, the environment
+ * variable FP8ORT_GEMM_KERNEL=1..7 (read once) sets the same value for a library loaded by ORT (whole-model A/B runs);
+ * a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 /* How the sm90a GEMM and convolution epilogues evaluate SiLU (tests, A/B runs; the same bits either way): 0 = the
  * environment's choice, FP8ORT_TILE_SILU=call|inline (read once; unset: inline), 1 = one out-of-line call per four
@@ -215,8 +217,8 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
-/* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on images
- * of 14 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
+/* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on outputs
+ * of 28 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
  * FP8ORT_DEPTHWISE_TILE a block per 32 channels of an 8-row tile with its input window decoded once into shared
  * memory, wherever it applies (E4M3FN, kernel 3x3 or 5x5, stride 1 or 2, no dilation, channels a multiple of 4,
  * float32/float16/E4M3FN output; the rest takes the per-pixel kernel). Both give the same bits. In a library loaded

@@ -266,6 +266,45 @@ def test_gemm_activations(gpu, spec, kernel):
             )
 
 
+# The small-K kernel on the vector units (override 7): K of 8..32, N not a multiple of 4 and above one 128-column
+# block, M not a multiple of its row tiles; the output types it takes (the others fall back, unnamed).
+SMALL_K = 7
+SMALL_K_SHAPES = [(1000, 96, 16), (37, 16, 32), (300, 144, 24), (257, 200, 8), (64, 6, 16), (5000, 240, 32)]
+
+
+@pytest.mark.parametrize("shape", SMALL_K_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_small_k(gpu, shape):
+    lib, _ = gpu
+    m, n, k = shape
+    for i, cfg in enumerate([c for c in EPILOGUES if c[-1] in (F32, F16, E4M3)]):
+        got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=SMALL_K)
+        assert name == "small_k", name
+        print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
+
+
+@pytest.mark.parametrize("spec", ACTIVATION_SPECS, ids=activation_id)
+def test_gemm_small_k_activations(gpu, spec):
+    for i, cfg in enumerate(ACTIVATION_EPILOGUES):
+        got, want, name, abs_sum = run_gemm(
+            gpu, nx.E4M3FN, 513, 96, 16, cfg, trans_b=(i % 2 == 1), kernel=SMALL_K, activation=spec
+        )
+        assert name == "small_k", name
+        check_output(got, want, cfg[-1], f"{name} {spec} {cfg}", abs_sum=abs_sum)
+
+
+def test_gemm_small_k_falls_back(gpu):
+    """Problems outside the small-K kernel keep the automatic kernel under override 7: K = 48, E5M2."""
+    lib, _ = gpu
+    lib.fp8ort_gemm_set_kernel_override(SMALL_K)
+    try:
+        assert lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, 1000, 96, 48) != b"small_k"
+        assert lib.fp8ort_gemm_kernel_name(nx.E5M2.onnx_type, 1000, 96, 16) != b"small_k"
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+    got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, 300, 96, 48, EPILOGUES[0], trans_b=True, kernel=SMALL_K)
+    check_output(got, want, EPILOGUES[0][-1], f"{name} fallback", abs_sum=abs_sum)
+
+
 SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
 
 
