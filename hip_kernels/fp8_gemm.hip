@@ -129,7 +129,8 @@ fp8ort_status launch_small_k_k(const uint8_t* a, const uint8_t* b, int64_t m, in
     g.m = m, g.n = n;
     const int64_t quads = (n + 3) / 4;
     g.quads = static_cast<int>(quads < kSkMaxQuads ? quads : kSkMaxQuads);
-    g.groups = kSkThreads / g.quads;  // <= 64 row quads, what xs holds
+    constexpr int kMaxGroups = kSkThreads / kSkMaxQuads * 8;  // the row quads xs holds
+    g.groups = kSkThreads / g.quads < kMaxGroups ? kSkThreads / g.quads : kMaxGroups;
     const int threads = g.quads * g.groups;
     const int64_t rows_per_tile = static_cast<int64_t>(g.groups) * kSkRows;
     const int64_t tiles = (m + rows_per_tile - 1) / rows_per_tile;
@@ -341,6 +342,7 @@ extern "C" size_t fp8ort_gemm_workspace_bytes(fp8ort_fp8_format format, int64_t 
     sm90_variant variant;
     int splits = 1;
     if (m <= 0 || n <= 0 || k <= 0 || !sm90_plan(format, m, n, k, &variant, &splits)) return 0;
+    if (gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, nullptr, nullptr, 0)) return 0;
     return sm90_split_bytes(splits, m * n);
 }
 
