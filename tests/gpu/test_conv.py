@@ -55,7 +55,7 @@ CASES = [
     (2, 40, 37, 40, 40, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 40),
     (1, 50, 45, 24, 24, 5, 5, (2, 2), (2, 2, 2, 2), (1, 1), 24),
 ]
-SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
+SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
 DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
@@ -329,15 +329,15 @@ ACTIVATION_EPILOGUES = [
 
 
 # (GEMM kernel override, SiLU variant, depthwise variant) per activation: the automatic and portable kernels, for
-# SiLU the automatic kernels again with the sm90a tile epilogues' inlined SiLU, and the depthwise tile kernel on the
-# depthwise case
+# SiLU the automatic kernels again with the sm90a tile epilogues' out-of-line call (the default inlines it), and the
+# depthwise tile kernel on the depthwise case
 ACTIVATION_ROWS = [
     pytest.param(spec, kernel, silu, dw, id=f"{activation_id(spec)}-{row}")
     for spec in ACTIVATION_SPECS
     for kernel, silu, dw, row in [
         (0, 0, 0, "auto"),
         (1, 0, 0, "portable"),
-        (0, SILU_INLINE, 0, "auto_silu_inline"),
+        (0, SILU_CALL, 0, "auto_silu_call"),
         (0, 0, DEPTHWISE_TILE, "depthwise_tile"),
     ]
     if silu == 0 or spec[0] == "Silu"

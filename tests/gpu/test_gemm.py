@@ -310,8 +310,8 @@ SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
 
 @pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
 def test_gemm_silu_inline_gives_the_bits_of_the_call(gpu, kernel):
-    """SiLU inlined in the sm90a tile epilogues (fp8ort_epilogue_set_silu_variant 2, FP8ORT_TILE_SILU=inline: an A/B
-    switch) writes the bits of the out-of-line call on every sm90a GEMM variant, and both match the reference."""
+    """SiLU inlined in the sm90a tile epilogues (fp8ort_epilogue_set_silu_variant 2, the default) writes the bits of
+    the out-of-line call (1, FP8ORT_TILE_SILU=call) on every sm90a GEMM variant, and both match the reference."""
     lib, _ = gpu
     m, n, k = 129, 264, 320  # no split K: the tile epilogue itself
     if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
