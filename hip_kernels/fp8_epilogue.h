@@ -241,8 +241,7 @@ __device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_div
     return q;
 }
 
-// epilogue_quad (below) with Z's four values already loaded and scaled by load_z4 (zeros without Z), for callers that
-// load several rows' Z before storing any row: the compiler cannot move a load of Z past a store to Y (they may alias).
+// epilogue_quad (below) with Z's four values already loaded and scaled by load_z4 (zeros without Z).
 template <int Y, bool kInlineAct = false, bool kActQuad = false>
 __device__ __forceinline__ void epilogue_quad_z(const epilogue_args& p, const epilogue_scalars& sc,
                                                 const column_consts (&cc)[4], float (&v)[4], const float (&z)[4],
