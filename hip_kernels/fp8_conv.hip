@@ -209,15 +209,15 @@ fp8ort_status launch_depthwise_vec(const uint8_t* x, const uint8_t* w, const fp8
 
 // ---- Depthwise, a shared-memory tile per block ----
 // The per-pixel kernel decodes every input value once per tap that reads it (K * K times for a K x K stride-1
-// kernel) and its weights once per output: the decodes (float conversions, a quarter of the float pipe's rate)
-// bound it at ~2.5 TFLOPS on the H200 where cuDNN FP16 reaches ~11 (bench/NOTES.md). Here a block decodes its input
-// window once into shared memory as float32 (32 channels, kTileRows output rows, kStrips * kTileP output columns,
-// zeros outside the image) and the weights of those channels once; a thread then owns four channels of kTileP
-// consecutive outputs along W and reads each input column of a kernel row once per strip. Every output adds its
-// exact products in (ky, kx) order and, in blocks whose window crosses the image border, skips the taps outside the
-// image (0 * w is NaN for a NaN or infinite weight), so the sums are the per-pixel kernel's bit for bit; the
-// epilogue is the same four-channel epilogue_quad. E4M3FN weights, float32 / float16 / E4M3FN outputs, kernels 3x3 and
-// 5x5 with stride 1 or 2 and no dilation, channels a multiple of 4: what EfficientNet and MobileNet run.
+// kernel) and its weights once per output, and is bound by instruction issue (Nsight Compute on the H100: 72-78% of
+// issue slots busy, DRAM at 3-16%; ~2.5 TFLOPS where cuDNN FP16 reaches ~11, bench/NOTES.md). Here a block decodes
+// its input window once into shared memory as float32 (32 channels, kTileRows output rows, kStrips * kTileP output
+// columns, zeros outside the image) and the weights of those channels once; a thread then owns four channels of
+// kTileP consecutive outputs along W and reads each input column of a kernel row once per strip. Every output adds
+// its exact products in (ky, kx) order and, in blocks whose window crosses the image border, skips the taps outside
+// the image (0 * w is NaN for a NaN or infinite weight), so the sums are the per-pixel kernel's bit for bit; the
+// epilogue is the same four-channel epilogue_quad. E4M3FN weights, float32 / float16 / E4M3FN outputs, kernels 3x3
+// and 5x5 with stride 1 or 2 and no dilation, channels a multiple of 4: what EfficientNet and MobileNet run.
 constexpr int kTileC = 32;              // channels per block
 constexpr int kTileQ = kTileC / 4;      // channel quads per block
 constexpr int kTileRows = 8;            // output rows per block
