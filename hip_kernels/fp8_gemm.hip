@@ -41,6 +41,7 @@ __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, in
 constexpr int kSkThreads = 256;
 constexpr int kSkMaxQuads = 32;  // columns per block / 4
 constexpr int kSkRows = 4;       // rows per thread
+constexpr int kSkMaxRowQuads = kSkThreads / kSkMaxQuads * 8;  // row groups a block takes: the rows xs holds / 4
 constexpr int kSmallKOverride = 7;  // fp8ort_gemm_set_kernel_override / FP8ORT_GEMM_KERNEL value
 
 struct small_k_args {
@@ -52,7 +53,7 @@ template <int K, int Y>
 __global__ void __launch_bounds__(kSkThreads)
     small_k_kernel(const uint8_t* __restrict__ a, const uint8_t* __restrict__ b, small_k_args g, epilogue_args ep) {
     __shared__ float4 ws[K][kSkMaxQuads];                    // decoded weight, [k][column quad]
-    __shared__ float4 xs[K][kSkThreads / kSkMaxQuads * 8];   // decoded rows, [k][row quad]: up to 64 quads of rows
+    __shared__ float4 xs[K][kSkMaxRowQuads];                 // decoded rows, [k][row quad]
     const int q = threadIdx.x % g.quads, group = threadIdx.x / g.quads;
     const int64_t col = (static_cast<int64_t>(blockIdx.y) * g.quads + q) * 4;
     const int rows_per_tile = g.groups * kSkRows;
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(kSkThreads)
                 decode4_fp8<FP8ORT_E4M3FN>(*reinterpret_cast<const uint32_t*>(a + (row0 + r) * K + 4 * kq), d);
             float* dst = reinterpret_cast<float*>(xs);
 #pragma unroll
-            for (int i = 0; i < 4; ++i) dst[(4 * kq + i) * (kSkThreads / kSkMaxQuads * 8) * 4 + r] = d[i];
+            for (int i = 0; i < 4; ++i) dst[(4 * kq + i) * kSkMaxRowQuads * 4 + r] = d[i];
         }
         __syncthreads();
         if (!active) continue;
@@ -129,8 +130,7 @@ fp8ort_status launch_small_k_k(const uint8_t* a, const uint8_t* b, int64_t m, in
     g.m = m, g.n = n;
     const int64_t quads = (n + 3) / 4;
     g.quads = static_cast<int>(quads < kSkMaxQuads ? quads : kSkMaxQuads);
-    constexpr int kMaxGroups = kSkThreads / kSkMaxQuads * 8;  // the row quads xs holds
-    g.groups = kSkThreads / g.quads < kMaxGroups ? kSkThreads / g.quads : kMaxGroups;
+    g.groups = kSkThreads / g.quads < kSkMaxRowQuads ? kSkThreads / g.quads : kSkMaxRowQuads;
     const int threads = g.quads * g.groups;
     const int64_t rows_per_tile = static_cast<int64_t>(g.groups) * kSkRows;
     const int64_t tiles = (m + rows_per_tile - 1) / rows_per_tile;
@@ -251,6 +251,13 @@ int conv_kernel_override() {
     return which != 0 ? which : from_env;
 }
 
+// Whether fp8ort_gemm runs this problem on the small-K kernel: override 7 and a problem it takes (pointers and the
+// output type unchecked when null / 0).
+static bool takes_small_k(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
+                          int y_type) {
+    return gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, a, b, y_type);
+}
+
 bool tile_silu_inline() {
     static const bool from_env = [] {
         const char* v = getenv("FP8ORT_TILE_SILU");  // inline unless "call" (inline measured faster, bench/NOTES.md)
@@ -312,7 +319,7 @@ sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
 
 extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
     const int which = gemm_kernel_override();
-    if (which == kSmallKOverride && small_k_applies(format, m, n, k, nullptr, nullptr, 0)) return "small_k";
+    if (takes_small_k(format, m, n, k, nullptr, nullptr, 0)) return "small_k";
     if (which != 1 && device_is_sm90() && sm90_can_run(format, m, n, k)) {
         switch (sm90_variant_for(which, k, n)) {
             case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
@@ -341,8 +348,9 @@ static bool sm90_plan(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k,
 extern "C" size_t fp8ort_gemm_workspace_bytes(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
     sm90_variant variant;
     int splits = 1;
-    if (m <= 0 || n <= 0 || k <= 0 || !sm90_plan(format, m, n, k, &variant, &splits)) return 0;
-    if (gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, nullptr, nullptr, 0)) return 0;
+    if (m <= 0 || n <= 0 || k <= 0 || takes_small_k(format, m, n, k, nullptr, nullptr, 0) ||
+        !sm90_plan(format, m, n, k, &variant, &splits))
+        return 0;
     return sm90_split_bytes(splits, m * n);
 }
 
@@ -366,13 +374,13 @@ extern "C" fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed, fp8
     const hipStream_t s = as_stream(stream);
     const uint8_t* a8 = static_cast<const uint8_t*>(a);
     const uint8_t* b8 = static_cast<const uint8_t*>(b_packed);
-    sm90_variant variant = sm90_variant::one_block;
-    int splits = 1;
-    const bool sm90 = sm90_plan(format, m, n, k, &variant, &splits);
-    if (gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, a, b_packed, ep.y_type)) {
+    if (takes_small_k(format, m, n, k, a, b_packed, ep.y_type)) {
         FP8ORT_TRY(launch_small_k(a8, b8, m, n, k, ep, s));
         return ok();
     }
+    sm90_variant variant = sm90_variant::one_block;
+    int splits = 1;
+    const bool sm90 = sm90_plan(format, m, n, k, &variant, &splits);
     // a test's explicit request for an sm90a variant fails here; FP8ORT_GEMM_KERNEL (whole models) falls back
     if (g_kernel_override.load() >= 2 && g_kernel_override.load() != kSmallKOverride && !sm90)
         return fail(FP8ORT_UNSUPPORTED, "%s: the sm90a kernel cannot run this problem (needs an sm_90 GPU, an sm90a build, "
