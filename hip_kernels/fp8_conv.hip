@@ -1,6 +1,7 @@
 // FP8 convolution, NHWC: an implicit GEMM over the portable main loop (fp8_gemm_core.h) with rows =
 // batch * out_h * out_w, columns = output channels of one group, K = kernel_h * kernel_w * (in_c / group) in
-// (tap, channel) order, and a direct kernel for depthwise convolution (one input and one output channel per group).
+// (tap, channel) order, and direct kernels for depthwise convolution (one input and one output channel per group)
+// and for stems with few input channels (an RGB image).
 #include "fp8_conv_source.h"
 #include "fp8_gemm_core.h"
 #include "fp8_gemm_sm90.h"
@@ -426,6 +427,211 @@ fp8ort_status launch_depthwise_tile(const uint8_t* x, const uint8_t* w, const fp
                            : launch_tile_ks<5, 2>(x, w, s, oh, ow, ep, stream);
 }
 
+// ---- Few input channels (the stem: an RGB image, C <= 4), a shared-memory tile per block ----
+// The implicit GEMM needs C padded to 16 for the tensor cores (TMA rows of 16 bytes): an RGB stem then multiplies
+// 13 zero channels of every tap, and gathers its A operand by threads (Nsight Compute on the H200: EfficientNet-B0's
+// 3 -> 32 3x3 stride-2 stem 2.66 ms and ResNet-50's 3 -> 64 7x7 stride-2 stem 2.62 ms at batch 256, 10-16% of the
+// whole models' kernels). Here, on the vector units, a block decodes the input window of its output tile (kFcRows
+// or 2 * kFcRows rows of kFcCols columns) and all the weights once into shared memory as float32; a thread owns four
+// output channels of kTileP consecutive outputs along W and adds the exact products in (ky, kx, c) order, skipping
+// taps outside the image as the depthwise kernels do. C = 3 is its own copy; 1, 2 and 4 take the 4-channel one
+// with zero channels (a product of two zeros leaves a sum unchanged but for the sign of a zero sum, which the
+// epilogue's acc + 0 makes +0 either way). E4M3FN, group 1, K x K kernels of 3 or 7 at stride 2 (what stems use),
+// out_c a multiple of 4 up to 64; float32 / float16 / E4M3FN outputs.
+constexpr int kFcRows = 8;            // output rows per block for out_c > 16 (twice as many for fewer channels)
+constexpr int kFcCols = 16;           // output columns per block: 4 strips of kTileP
+constexpr int kFcThreads = 256;
+constexpr int kFcMaxOutC = 64;
+
+struct few_c_geometry {
+    int in_h, in_w, pad_top, pad_left, out_h, out_w, out_c, tiles_x, tile_rows, win_rows, win_cols;
+};
+
+template <int K, int S>
+__host__ __device__ constexpr int few_c_span() { return (kTileP - 1) * S + K; }  // input columns a strip reads
+
+// One kernel row's products for the strip: acc[p] += x[p * S + kx][c] * w[kx][c] in (kx, c) order, where kCheck
+// skips input columns outside the image (bit i of col_ok: the strip's input column i is inside).
+template <int K, int S, int C, bool kCheck>
+__device__ __forceinline__ void few_c_row(const float* __restrict__ xs, const float4* __restrict__ ws, int quads,
+                                          uint32_t col_ok, float (&acc)[kTileP][4]) {
+#pragma unroll
+    for (int kx = 0; kx < K; ++kx) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            const float4 w = ws[(kx * C + c) * quads];
+#pragma unroll
+            for (int p = 0; p < kTileP; ++p) {
+                const int i = p * S + kx;
+                if (kCheck && !((col_ok >> i) & 1u)) continue;
+                const float xv = xs[i * C + c];
+                acc[p][0] = fp8ort_fma_exact_product(xv, w.x, acc[p][0]);
+                acc[p][1] = fp8ort_fma_exact_product(xv, w.y, acc[p][1]);
+                acc[p][2] = fp8ort_fma_exact_product(xv, w.z, acc[p][2]);
+                acc[p][3] = fp8ort_fma_exact_product(xv, w.w, acc[p][3]);
+            }
+        }
+    }
+}
+
+// X [batch, in_h, in_w, in_c] with in_c == C (or fewer for C = 4: cin channels, the rest zero), W packed
+// [out_c, K, K, cin]; shared memory: the window [win_rows][win_cols][C] then the weights [K * K * C][out_c / 4].
+template <int K, int S, int C, int Y>
+__global__ void __launch_bounds__(kFcThreads)
+    few_c_conv_kernel(const uint8_t* __restrict__ x, const uint8_t* __restrict__ w, int cin, few_c_geometry g,
+                      epilogue_args ep) {
+    extern __shared__ float4 fc_smem[];
+    const int quads = g.out_c / 4;
+    float4* ws = fc_smem;                                                // [K * K * C][quads]
+    float* xs = reinterpret_cast<float*>(fc_smem + K * K * C * quads);  // [win_rows][win_cols][C]
+    const int tile_y = static_cast<int>(blockIdx.x) / g.tiles_x, tile_x = static_cast<int>(blockIdx.x) % g.tiles_x;
+    const uint32_t image = blockIdx.y;
+    const int oy0 = tile_y * g.tile_rows, ox0 = tile_x * kFcCols;
+    const int iy0 = oy0 * S - g.pad_top, ix0 = ox0 * S - g.pad_left;
+    for (int e = threadIdx.x; e < K * K * C * g.out_c; e += kFcThreads) {  // e = (tap * C + c) * out_c + o
+        const int o = e % g.out_c, tc = e / g.out_c;
+        const int c = tc % C, tap = tc / C;
+        reinterpret_cast<float*>(ws)[e] =
+            c < cin ? decode_fp8<FP8ORT_E4M3FN>(w[(static_cast<uint32_t>(o) * (K * K) + tap) * cin + c]) : 0.0f;
+    }
+    // X has < 2^31 elements: 32-bit offsets; a window row is win_cols * C consecutive values of one input row
+    const uint8_t* x_image = x + image * static_cast<uint32_t>(g.in_h) * g.in_w * cin;
+    const int row_len = g.win_cols * C;
+    for (int e = threadIdx.x; e < g.win_rows * row_len; e += kFcThreads) {
+        const int r = e / row_len, rc = e - r * row_len;
+        const int col = rc / C, c = rc - col * C;
+        const int iy = iy0 + r, ix = ix0 + col;
+        float v = 0.0f;
+        if (c < cin && iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w)
+            v = decode_fp8<FP8ORT_E4M3FN>(x_image[(static_cast<uint32_t>(iy) * g.in_w + ix) * cin + c]);
+        xs[e] = v;
+    }
+    __syncthreads();
+
+    const epilogue_scalars sc = load_scalars(ep);
+    const bool vec_y = reinterpret_cast<uintptr_t>(ep.y) % 16 == 0;  // ld = out_c and c are multiples of 4
+    const bool vec_z = ep.z && reinterpret_cast<uintptr_t>(ep.z) % 16 == 0;
+    constexpr int kSpan = few_c_span<K, S>();
+    const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + g.win_rows <= g.in_h && ix0 + g.win_cols <= g.in_w;
+    const int items = g.tile_rows * (kFcCols / kTileP) * quads;
+    for (int item = threadIdx.x; item < items; item += kFcThreads) {
+        const int q = item % quads, strip = item / quads;
+        const int row = strip / (kFcCols / kTileP), col = (strip % (kFcCols / kTileP)) * kTileP;
+        const int oy = oy0 + row;
+        if (oy >= g.out_h) continue;
+        float acc[kTileP][4];
+#pragma unroll
+        for (int p = 0; p < kTileP; ++p)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[p][e] = 0.0f;
+        const float* x_strip = xs + (row * S * g.win_cols + col * S) * C;
+        if (inside) {  // the whole window inside the image: no tap to skip
+            for (int ky = 0; ky < K; ++ky)
+                few_c_row<K, S, C, false>(x_strip + ky * row_len, ws + ky * K * C * quads + q, quads, 0u, acc);
+        } else {
+            uint32_t col_ok = 0;
+#pragma unroll
+            for (int i = 0; i < kSpan; ++i) {
+                const int ix = ix0 + col * S + i;
+                col_ok |= (ix >= 0 && ix < g.in_w ? 1u : 0u) << i;
+            }
+            for (int ky = 0; ky < K; ++ky) {
+                const int iy = iy0 + row * S + ky;
+                if (iy < 0 || iy >= g.in_h) continue;
+                few_c_row<K, S, C, true>(x_strip + ky * row_len, ws + ky * K * C * quads + q, quads, col_ok, acc);
+            }
+        }
+        const int c = 4 * q;
+        column_consts cc[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) cc[e] = load_column(ep, c + e);
+        const uint32_t pixel_row = (image * g.out_h + oy) * static_cast<uint32_t>(g.out_w);
+#pragma unroll
+        for (int p = 0; p < kTileP; ++p) {
+            const int ox = ox0 + col + p;
+            if (ox < g.out_w)
+                epilogue_quad<Y, true>(ep, sc, cc, acc[p], static_cast<int64_t>(pixel_row + ox) * ep.ld + c, 4, vec_y,
+                                       vec_z);
+        }
+    }
+}
+
+// FP8ORT_FEW_CHANNELS=off keeps such stems on the implicit GEMM (A/B runs; read once).
+bool few_c_enabled() {
+    static const bool on = [] {
+        const char* v = getenv("FP8ORT_FEW_CHANNELS");
+        return !(v && strcmp(v, "off") == 0);
+    }();
+    return on;
+}
+
+// Tile rows per block: twice kFcRows for out_c <= 16, so that a block's 256 threads have work.
+int few_c_tile_rows(int64_t out_c) { return out_c <= 16 ? 2 * kFcRows : kFcRows; }
+
+size_t few_c_smem_bytes(const fp8ort_conv_shape& s) {
+    const int c = s.in_c == 3 ? 3 : 4;
+    const int64_t win_rows = (few_c_tile_rows(s.out_c) - 1) * s.stride_h + s.kernel_h;
+    const int64_t win_cols = (kFcCols - 1) * s.stride_w + s.kernel_w;
+    return static_cast<size_t>(s.kernel_h * s.kernel_w * c * s.out_c + win_rows * win_cols * c) * sizeof(float);
+}
+
+// Whether the few-channel kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
+bool few_c_supported(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow, int y_type) {
+    if (f != FP8ORT_E4M3FN || !few_c_enabled() || gemm_kernel_override() != 0 || conv_kernel_override() != 0)
+        return false;
+    if (y_type != kAnyOutput && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN)
+        return false;
+    if (s.group != 1 || s.in_c > 4 || s.out_c % 4 || s.out_c > kFcMaxOutC || s.kernel_h != s.kernel_w ||
+        (s.kernel_h != 3 && s.kernel_h != 7) || s.stride_h != 2 || s.stride_w != 2 || s.dilation_h != 1 ||
+        s.dilation_w != 1)
+        return false;
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    return s.batch <= 65535 && s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.batch * oh * ow * s.out_c < kLimit &&
+           few_c_smem_bytes(s) <= 96 * 1024;
+}
+
+template <int K, int C, int Y>
+fp8ort_status launch_few_c_kernel(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s,
+                                  const few_c_geometry& g, const epilogue_args& ep, hipStream_t stream) {
+    auto kernel = few_c_conv_kernel<K, 2, C, Y>;
+    const size_t smem = few_c_smem_bytes(s);
+    if (smem > 48 * 1024) {
+        static const hipError_t attr = hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                                           hipFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024);
+        if (attr != hipSuccess) return fail(FP8ORT_DEVICE_ERROR, "fp8ort_conv_nhwc (few channels): %s",
+                                            hipGetErrorString(attr));
+    }
+    const int64_t tiles_y = (g.out_h + g.tile_rows - 1) / g.tile_rows;
+    const dim3 grid(static_cast<unsigned>(tiles_y * g.tiles_x), static_cast<unsigned>(s.batch));
+    kernel<<<grid, kFcThreads, smem, stream>>>(x, w, static_cast<int>(s.in_c), g, ep);
+    return check_launch("fp8ort_conv_nhwc (few channels)");
+}
+
+template <int K, int C>
+fp8ort_status launch_few_c_kc(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, const few_c_geometry& g,
+                              const epilogue_args& ep, hipStream_t stream) {
+    switch (ep.y_type) {  // the output types few_c_supported takes
+        case FP8ORT_FLOAT: return launch_few_c_kernel<K, C, FP8ORT_FLOAT>(x, w, s, g, ep, stream);
+        case FP8ORT_FLOAT16: return launch_few_c_kernel<K, C, FP8ORT_FLOAT16>(x, w, s, g, ep, stream);
+        default: return launch_few_c_kernel<K, C, FP8ORT_E4M3FN>(x, w, s, g, ep, stream);
+    }
+}
+
+fp8ort_status launch_few_c(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh, int64_t ow,
+                           const epilogue_args& ep, hipStream_t stream) {
+    few_c_geometry g;
+    g.in_h = static_cast<int>(s.in_h), g.in_w = static_cast<int>(s.in_w);
+    g.pad_top = static_cast<int>(s.pad_top), g.pad_left = static_cast<int>(s.pad_left);
+    g.out_h = static_cast<int>(oh), g.out_w = static_cast<int>(ow), g.out_c = static_cast<int>(s.out_c);
+    g.tiles_x = static_cast<int>((ow + kFcCols - 1) / kFcCols);
+    g.tile_rows = few_c_tile_rows(s.out_c);
+    g.win_rows = static_cast<int>((g.tile_rows - 1) * s.stride_h + s.kernel_h);
+    g.win_cols = static_cast<int>((kFcCols - 1) * s.stride_w + s.kernel_w);
+    const bool c3 = s.in_c == 3;
+    if (s.kernel_h == 3) return c3 ? launch_few_c_kc<3, 3>(x, w, s, g, ep, stream) : launch_few_c_kc<3, 4>(x, w, s, g, ep, stream);
+    return c3 ? launch_few_c_kc<7, 3>(x, w, s, g, ep, stream) : launch_few_c_kc<7, 4>(x, w, s, g, ep, stream);
+}
+
 // Depthwise: the vectorized kernel where the sizes allow 32-bit indices, else the 64-bit one.
 template <fp8ort_fp8_format F>
 fp8ort_status launch_depthwise(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
@@ -481,6 +687,8 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
     const int64_t oh = fp8ort_conv_out_h(&s), ow = fp8ort_conv_out_w(&s);
     const int64_t cg = s.in_c / s.group, mg = s.out_c / s.group;
     if (cg == 1 && mg == 1) return launch_depthwise<F>(x, w, s, oh, ow, ep, stream);
+    if constexpr (F == FP8ORT_E4M3FN)
+        if (few_c_supported(F, s, oh, ow, ep.y_type)) return launch_few_c(x, w, s, oh, ow, ep, stream);
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
         return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(conv_kernel_override(), s), ep, split, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
@@ -525,6 +733,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
                    ? "depthwise_tile"
                    : "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
+    if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return "few_channels";
     if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
         return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
                                                                                       : "wgmma_sm90a";

@@ -215,7 +215,8 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
                                                             void* packed, void* stream);
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
- * ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
+ * "few_channels" (an RGB stem on the vector units; FP8ORT_FEW_CHANNELS=off keeps it on the implicit GEMM), ...; 1x1
+ * stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
 /* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on outputs
  * of 28 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,

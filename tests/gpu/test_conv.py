@@ -109,6 +109,27 @@ def depthwise_sum_f32(xq: np.ndarray, wq: np.ndarray, strides, pads, dil) -> np.
     return acc
 
 
+def conv_sum_f32(xq: np.ndarray, wq: np.ndarray, strides, pads) -> np.ndarray:
+    """The few-channel kernel's sums (group 1, no dilation), NHWC float32: per output the exact FP8 products added
+    in float32 in (ky, kx, c) order, taps outside the input skipped."""
+    n, h, w, c = xq.shape
+    m, _, kh, kw = wq.shape
+    oh = ref.conv_output_size(h, kh, strides[0], pads[0], pads[2], 1)
+    ow = ref.conv_output_size(w, kw, strides[1], pads[1], pads[3], 1)
+    xf, wf = xq.astype(np.float32), wq.astype(np.float32)
+    oy, ox = np.arange(oh) * strides[0] - pads[0], np.arange(ow) * strides[1] - pads[1]
+    acc = np.zeros((n, oh, ow, m), np.float32)
+    for ky in range(kh):
+        iy = oy + ky
+        for kx in range(kw):
+            ix = ox + kx
+            inside = (((iy >= 0) & (iy < h))[:, None] & ((ix >= 0) & (ix < w))[None, :])[None, :, :, None]
+            taps = xf[:, np.clip(iy, 0, h - 1)][:, :, np.clip(ix, 0, w - 1)]
+            for ch in range(c):
+                acc = np.where(inside, acc + taps[..., ch : ch + 1] * wf[:, ch, ky, kx], acc)
+    return acc
+
+
 def run_conv(
     gpu,
     case,
@@ -126,8 +147,9 @@ def run_conv(
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
     with scales and bias that put the pre-activation around its kinks. ``x_offset`` / ``y_offset``: X and Y start
-    that many elements past an aligned address. ``f32_sums`` (depthwise): ``want`` from depthwise_sum_f32, the
-    kernel's own order of float32 additions, so that got must equal it bit for bit. ``silu``: how the sm90a tile
+    that many elements past an aligned address. ``f32_sums`` (depthwise, few channels): ``want`` from
+    depthwise_sum_f32 / conv_sum_f32, the kernel's own order of float32 additions, so that got must equal it bit for
+    bit. ``silu``: how the sm90a tile
     epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default. ``depthwise``: the depthwise
     kernel to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice. ``weight``: a function that
     edits the FP8 weight before use."""
@@ -171,8 +193,11 @@ def run_conv(
         bias_values=bias_values,
     )
     if f32_sums:
-        assert is_depthwise(case)
-        acc = depthwise_sum_f32(nx.quantize(x, np.float32(x_scale), fmt), wq, strides, pads, dil)
+        assert is_depthwise(case) or (group == 1 and dil == (1, 1))
+        xq = nx.quantize(x, np.float32(x_scale), fmt)
+        acc = (
+            depthwise_sum_f32(xq, wq, strides, pads, dil) if is_depthwise(case) else conv_sum_f32(xq, wq, strides, pads)
+        )
         kw = epi.reference_kwargs()
         z = kw.pop("Z")
         want = ref._epilogue(  # the reference's epilogue on the kernel's float32 sums
@@ -319,9 +344,76 @@ def test_depthwise_nan_weight_at_border(gpu, kernel):
         assert np.array_equal(got[~nan_got].view(np.uint32), want[~nan_want].astype(np.float32).view(np.uint32))
 
 
-# Fused activations through the convolution kernels: a 3x3, a depthwise and a split-K shape (on sm90a).
+# The few-channel kernel (stems: group 1, in_c <= 4, 3x3 or 7x7 at stride 2, out_c % 4 == 0 up to 64): C = 3 and
+# the 4-channel copy with 1, 2 and 4 channels; 16 output channels (16-row tiles), 48 (12 channel quads), 64 (two
+# items per thread); shapes with blocks whose window lies inside the image beside border blocks; a C = 4, 7x7, 64
+# channel case above 48 KB of shared memory
+FEW_CHANNEL_CASES = [
+    (2, 17, 23, 3, 32, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    (1, 40, 90, 3, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    (2, 35, 33, 1, 16, 3, 3, (2, 2), (0, 1, 1, 0), (1, 1), 1),
+    (1, 20, 40, 4, 8, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    (2, 30, 70, 2, 64, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    (1, 24, 40, 3, 48, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    (1, 30, 40, 4, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("offsets", [(0, 0), (1, 1)], ids=["aligned", "x1_y1"])
+@pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
+def test_few_channels_bits(gpu, epi_cfg, offsets):
+    """Bit for bit against the float32 sums in the kernel's order; Y one element past alignment takes scalar
+    stores."""
+    for case in FEW_CHANNEL_CASES:
+        got, want, name, _ = run_conv(gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], f32_sums=True)
+        assert name == "few_channels", case
+        bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
+        assert bad.size == 0, f"{case} {epi_cfg} {offsets}: {bad.size} bytes differ, first at byte {bad[0]}"
+
+
+def test_few_channels_nan_weight_at_border(gpu):
+    """A NaN weight code on the kernel's first row and column of channel 0: outputs whose tap there falls in the
+    padding skip it (finite), the others are NaN (the shared window holds zeros there, and 0 * NaN would be NaN)."""
+
+    def poison(wq):
+        wq = wq.copy()
+        wq.view(np.uint8)[:, 0, 0, 0] = 0x7F  # E4M3FN NaN
+        return wq
+
+    for case in FEW_CHANNEL_CASES[:2]:
+        got, want, name, _ = run_conv(gpu, case, (True, True, None, False, False, F32), 0, f32_sums=True, weight=poison)
+        assert name == "few_channels"
+        nan_got, nan_want = np.isnan(got), np.isnan(want)
+        assert nan_want.any() and (~nan_want).any()
+        assert np.array_equal(nan_got, nan_want), f"{case}: NaN at {np.argwhere(nan_got != nan_want)[:3]}"
+        assert np.array_equal(got[~nan_got].view(np.uint32), want[~nan_want].astype(np.float32).view(np.uint32))
+
+
+def test_few_channels_only_where_it_applies(gpu):
+    """Other formats, strides, kernel sizes, channel counts and a forced kernel keep the implicit GEMM."""
+    lib, _ = gpu
+    stem = (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
+    assert lib.fp8ort_conv_kernel_name(nx.E4M3FN.onnx_type, conv_shape(*stem)).decode() == "few_channels"
+    others = [
+        (nx.E5M2, stem),
+        (nx.E4M3FN, (2, 64, 64, 3, 32, (3, 3), (1, 1), (1, 1, 1, 1))),
+        (nx.E4M3FN, (2, 64, 64, 3, 32, (5, 5), (2, 2), (2, 2, 2, 2))),
+        (nx.E4M3FN, (2, 64, 64, 5, 32, (3, 3), (2, 2), (1, 1, 1, 1))),
+        (nx.E4M3FN, (2, 64, 64, 3, 30, (3, 3), (2, 2), (1, 1, 1, 1))),
+        (nx.E4M3FN, (2, 64, 64, 3, 128, (3, 3), (2, 2), (1, 1, 1, 1))),
+    ]
+    for fmt, args in others:
+        assert lib.fp8ort_conv_kernel_name(fmt.onnx_type, conv_shape(*args)).decode() != "few_channels", (fmt, args)
+    lib.fp8ort_gemm_set_kernel_override(1)
+    try:
+        assert lib.fp8ort_conv_kernel_name(nx.E4M3FN.onnx_type, conv_shape(*stem)).decode() != "few_channels"
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+
+
+# Fused activations through the convolution kernels: a 3x3, a depthwise, a split-K shape (on sm90a) and a stem.
 SPLIT_K_CASE = next(c for c in CASES if c[:5] == (1, 7, 7, 512, 512))
-ACTIVATION_CASES = [CASES[0], CASES[3], SPLIT_K_CASE]
+ACTIVATION_CASES = [CASES[0], CASES[3], SPLIT_K_CASE, FEW_CHANNEL_CASES[0]]
 ACTIVATION_EPILOGUES = [
     (True, True, None, False, False, F32),
     (True, True, E4M3, True, False, E4M3),
