@@ -437,7 +437,7 @@ fp8ort_status launch_depthwise_tile(const uint8_t* x, const uint8_t* w, const fp
 // taps outside the image as the depthwise kernels do. C = 3 is its own copy; 1, 2 and 4 take the 4-channel one
 // with zero channels (a product of two zeros leaves a sum unchanged but for the sign of a zero sum, which the
 // epilogue's acc + 0 makes +0 either way). E4M3FN, group 1, K x K kernels of 3 or 7 at stride 2 (what stems use),
-// out_c a multiple of 4 up to 64; float32 / float16 / E4M3FN outputs.
+// out_c a multiple of 4 up to 64; float32 / float16 / E4M3FN outputs. Opt-in until measured (few_c_enabled).
 constexpr int kFcRows = 8;            // output rows per block for out_c > 16 (twice as many for fewer channels)
 constexpr int kFcCols = 16;           // output columns per block: 4 strips of kTileP
 constexpr int kFcThreads = 256;
@@ -556,13 +556,17 @@ __global__ void __launch_bounds__(kFcThreads)
     }
 }
 
-// FP8ORT_FEW_CHANNELS=off keeps such stems on the implicit GEMM (A/B runs; read once).
+std::atomic<int> g_few_channels{0};  // fp8ort_conv_set_few_channels: 0 from the environment, 1 off, 2 on
+
+// Opt-in until measured on a GPU: fp8ort_conv_set_few_channels(2), or FP8ORT_FEW_CHANNELS=on for a library loaded by
+// ORT (A/B runs; read once). Off, such stems keep the implicit GEMM (the EP pads them to 16 channels for wgmma).
 bool few_c_enabled() {
-    static const bool on = [] {
+    static const bool from_env = [] {
         const char* v = getenv("FP8ORT_FEW_CHANNELS");
-        return !(v && strcmp(v, "off") == 0);
+        return v && strcmp(v, "on") == 0;
     }();
-    return on;
+    const int which = g_few_channels.load();
+    return which == 0 ? from_env : which == 2;
 }
 
 // Tile rows per block: twice kFcRows for out_c <= 16, so that a block's 256 threads have work.
@@ -701,6 +705,8 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
 }  // namespace fp8ort
 
 using namespace fp8ort;
+
+extern "C" void fp8ort_conv_set_few_channels(int which) { g_few_channels.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which) {
     g_depthwise_variant.store(which == FP8ORT_DEPTHWISE_PIXEL || which == FP8ORT_DEPTHWISE_TILE ? which

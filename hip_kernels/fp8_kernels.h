@@ -215,8 +215,7 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight(const void* w, const fp8ort
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
                                                             void* packed, void* stream);
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
- * "few_channels" (an RGB stem on the vector units; FP8ORT_FEW_CHANNELS=off keeps it on the implicit GEMM), ...; 1x1
- * stride-1 convolutions run as GEMMs and report the GEMM kernel). */
+ * "few_channels", ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
 /* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on outputs
  * of 28 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
@@ -230,6 +229,10 @@ typedef enum fp8ort_depthwise_variant {
     FP8ORT_DEPTHWISE_TILE = 2
 } fp8ort_depthwise_variant;
 FP8ORT_GPU_API void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which);
+/* The few-channel kernel for stems (group 1, in_c <= 4, 3x3 or 7x7 at stride 2, out_c % 4 == 0 up to 64, E4M3FN; on
+ * the vector units, only the real channels multiplied): 2 takes it for such shapes, 1 keeps the implicit GEMM, 0
+ * reads FP8ORT_FEW_CHANNELS=on|off (off when unset: opt-in until measured on a GPU). */
+FP8ORT_GPU_API void fp8ort_conv_set_few_channels(int which);
 /* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                               const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,

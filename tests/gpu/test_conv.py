@@ -57,6 +57,7 @@ CASES = [
 ]
 SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
 DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
+FEW_CHANNELS_OFF, FEW_CHANNELS_ON = 1, 2  # fp8ort_conv_set_few_channels
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
     (True, True, None, False, True, F32),
@@ -143,6 +144,7 @@ def run_conv(
     silu=0,
     depthwise=0,
     weight=None,
+    few_channels=0,
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
@@ -152,7 +154,8 @@ def run_conv(
     bit. ``silu``: how the sm90a tile
     epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default. ``depthwise``: the depthwise
     kernel to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice. ``weight``: a function that
-    edits the FP8 weight before use."""
+    edits the FP8 weight before use. ``few_channels``: fp8ort_conv_set_few_channels (2 takes the few-channel kernel
+    for stems, 0 the default)."""
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
@@ -234,6 +237,7 @@ def run_conv(
     lib.fp8ort_gemm_set_kernel_override(kernel)
     lib.fp8ort_epilogue_set_silu_variant(silu)
     lib.fp8ort_conv_set_depthwise_variant(depthwise)
+    lib.fp8ort_conv_set_few_channels(few_channels)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
@@ -255,6 +259,7 @@ def run_conv(
         lib.fp8ort_gemm_set_kernel_override(0)
         lib.fp8ort_epilogue_set_silu_variant(0)
         lib.fp8ort_conv_set_depthwise_variant(0)
+        lib.fp8ort_conv_set_few_channels(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
     abs_sum = None
     if name.startswith("wgmma"):  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
@@ -365,7 +370,9 @@ def test_few_channels_bits(gpu, epi_cfg, offsets):
     """Bit for bit against the float32 sums in the kernel's order; Y one element past alignment takes scalar
     stores."""
     for case in FEW_CHANNEL_CASES:
-        got, want, name, _ = run_conv(gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], f32_sums=True)
+        got, want, name, _ = run_conv(
+            gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], f32_sums=True, few_channels=FEW_CHANNELS_ON
+        )
         assert name == "few_channels", case
         bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
         assert bad.size == 0, f"{case} {epi_cfg} {offsets}: {bad.size} bytes differ, first at byte {bad[0]}"
@@ -381,7 +388,8 @@ def test_few_channels_nan_weight_at_border(gpu):
         return wq
 
     for case in FEW_CHANNEL_CASES[:2]:
-        got, want, name, _ = run_conv(gpu, case, (True, True, None, False, False, F32), 0, f32_sums=True, weight=poison)
+        cfg = (True, True, None, False, False, F32)
+        got, want, name, _ = run_conv(gpu, case, cfg, 0, f32_sums=True, weight=poison, few_channels=FEW_CHANNELS_ON)
         assert name == "few_channels"
         nan_got, nan_want = np.isnan(got), np.isnan(want)
         assert nan_want.any() and (~nan_want).any()
@@ -390,25 +398,30 @@ def test_few_channels_nan_weight_at_border(gpu):
 
 
 def test_few_channels_only_where_it_applies(gpu):
-    """Other formats, strides, kernel sizes, channel counts and a forced kernel keep the implicit GEMM."""
+    """Other formats, strides, kernel sizes, channel counts and a forced kernel keep the implicit GEMM, and so does
+    the default until the kernel is measured (opt-in)."""
     lib, _ = gpu
-    stem = (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
-    assert lib.fp8ort_conv_kernel_name(nx.E4M3FN.onnx_type, conv_shape(*stem)).decode() == "few_channels"
+    stem = conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
     others = [
-        (nx.E5M2, stem),
+        (nx.E5M2, (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))),
         (nx.E4M3FN, (2, 64, 64, 3, 32, (3, 3), (1, 1), (1, 1, 1, 1))),
         (nx.E4M3FN, (2, 64, 64, 3, 32, (5, 5), (2, 2), (2, 2, 2, 2))),
         (nx.E4M3FN, (2, 64, 64, 5, 32, (3, 3), (2, 2), (1, 1, 1, 1))),
         (nx.E4M3FN, (2, 64, 64, 3, 30, (3, 3), (2, 2), (1, 1, 1, 1))),
         (nx.E4M3FN, (2, 64, 64, 3, 128, (3, 3), (2, 2), (1, 1, 1, 1))),
     ]
-    for fmt, args in others:
-        assert lib.fp8ort_conv_kernel_name(fmt.onnx_type, conv_shape(*args)).decode() != "few_channels", (fmt, args)
-    lib.fp8ort_gemm_set_kernel_override(1)
+    e4m3 = nx.E4M3FN.onnx_type
+    assert lib.fp8ort_conv_kernel_name(e4m3, stem).decode() != "few_channels"  # FP8ORT_FEW_CHANNELS unset here
+    lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
     try:
-        assert lib.fp8ort_conv_kernel_name(nx.E4M3FN.onnx_type, conv_shape(*stem)).decode() != "few_channels"
+        assert lib.fp8ort_conv_kernel_name(e4m3, stem).decode() == "few_channels"
+        for fmt, args in others:
+            assert lib.fp8ort_conv_kernel_name(fmt.onnx_type, conv_shape(*args)).decode() != "few_channels", args
+        lib.fp8ort_gemm_set_kernel_override(1)
+        assert lib.fp8ort_conv_kernel_name(e4m3, stem).decode() != "few_channels"
     finally:
         lib.fp8ort_gemm_set_kernel_override(0)
+        lib.fp8ort_conv_set_few_channels(0)
 
 
 # Fused activations through the convolution kernels: a 3x3, a depthwise, a split-K shape (on sm90a) and a stem.
@@ -420,29 +433,36 @@ ACTIVATION_EPILOGUES = [
 ]
 
 
-# (GEMM kernel override, SiLU variant, depthwise variant) per activation: the automatic and portable kernels, for
-# SiLU the automatic kernels again with the sm90a tile epilogues' out-of-line call (the default inlines it), and the
-# depthwise tile kernel on the depthwise case
+# (GEMM kernel override, SiLU variant, depthwise variant, few-channel kernel) per activation: the automatic and
+# portable kernels, for SiLU the automatic kernels again with the sm90a tile epilogues' out-of-line call (the default
+# inlines it), the depthwise tile kernel on the depthwise case and the few-channel kernel on two stems
 ACTIVATION_ROWS = [
-    pytest.param(spec, kernel, silu, dw, id=f"{activation_id(spec)}-{row}")
+    pytest.param(spec, kernel, silu, dw, few, id=f"{activation_id(spec)}-{row}")
     for spec in ACTIVATION_SPECS
-    for kernel, silu, dw, row in [
-        (0, 0, 0, "auto"),
-        (1, 0, 0, "portable"),
-        (0, SILU_CALL, 0, "auto_silu_call"),
-        (0, 0, DEPTHWISE_TILE, "depthwise_tile"),
+    for kernel, silu, dw, few, row in [
+        (0, 0, 0, 0, "auto"),
+        (1, 0, 0, 0, "portable"),
+        (0, SILU_CALL, 0, 0, "auto_silu_call"),
+        (0, 0, DEPTHWISE_TILE, 0, "depthwise_tile"),
+        (0, 0, 0, FEW_CHANNELS_ON, "few_channels"),
     ]
     if silu == 0 or spec[0] == "Silu"
 ]
 
 
-@pytest.mark.parametrize("spec, kernel, silu, dw", ACTIVATION_ROWS)
-def test_conv_activations(gpu, spec, kernel, silu, dw):
-    for case in [c for c in ACTIVATION_CASES if is_depthwise(c)] if dw else ACTIVATION_CASES:
+@pytest.mark.parametrize("spec, kernel, silu, dw, few", ACTIVATION_ROWS)
+def test_conv_activations(gpu, spec, kernel, silu, dw, few):
+    cases = ACTIVATION_CASES
+    if dw:
+        cases = [c for c in ACTIVATION_CASES if is_depthwise(c)]
+    if few:
+        cases = FEW_CHANNEL_CASES[:2]
+    for case in cases:
         for cfg in ACTIVATION_EPILOGUES:
-            result = run_conv(gpu, case, cfg, kernel, activation=spec, silu=silu, depthwise=dw)
+            result = run_conv(gpu, case, cfg, kernel, activation=spec, silu=silu, depthwise=dw, few_channels=few)
             assert result is not None
             got, want, name, abs_sum = result
+            assert not few or name == "few_channels"
             print(
                 case,
                 spec,
