@@ -750,6 +750,16 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
 #endif
 }
 
+extern "C" int64_t fp8ort_conv_padded_in_c(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
+    if (check_shape("fp8ort_conv_padded_in_c", s) != FP8ORT_OK || s->group != 1 || s->in_c % 16 == 0) return 0;
+    if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return 0;
+    fp8ort_conv_shape p = *s;
+    p.in_c = (s->in_c + 15) / 16 * 16;
+    if (is_pointwise(&p)) return gemm_takes_sm90(format, p.batch * p.in_h * p.in_w, p.out_c, p.in_c) ? p.in_c : 0;
+    return gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, p, nullptr, nullptr) ? p.in_c
+                                                                                                            : 0;
+}
+
 static fp8ort_status pack_weight(const char* op, const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
                                  void* packed, void* stream) {
     FP8ORT_TRY(check_shape(op, s));

@@ -258,6 +258,11 @@ static bool takes_small_k(fp8ort_fp8_format format, int64_t m, int64_t n, int64_
     return gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, a, b, y_type);
 }
 
+bool gemm_takes_sm90(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {
+    return !takes_small_k(format, m, n, k, nullptr, nullptr, 0) && gemm_kernel_override() != 1 && device_is_sm90() &&
+           sm90_can_run(format, m, n, k);
+}
+
 bool tile_silu_inline() {
     static const bool from_env = [] {
         const char* v = getenv("FP8ORT_TILE_SILU");  // inline unless "call" (inline measured faster, bench/NOTES.md)

@@ -71,5 +71,7 @@ fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
 int gemm_kernel_override();
 // gemm_kernel_override(), or else FP8ORT_CONV_KERNEL (4 or 5) from the environment: the convolution's choice.
 int conv_kernel_override();
+// Whether fp8ort_gemm runs this problem (pointers unchecked) on the sm90a wgmma kernel.
+bool gemm_takes_sm90(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
 
 }  // namespace fp8ort

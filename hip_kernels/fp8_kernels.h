@@ -217,6 +217,10 @@ FP8ORT_GPU_API fp8ort_status fp8ort_conv_pack_weight_padded(const void* w, const
 /* Which kernel fp8ort_conv_nhwc picks for this shape on the current device ("wgmma_sm90a", "mma_sync", "depthwise",
  * "few_channels", ...; 1x1 stride-1 convolutions run as GEMMs and report the GEMM kernel). */
 FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
+/* The in_c fp8ort_conv_nhwc needs X and the packed weight padded to with zero channels for this shape on the current
+ * device (the sm90a wgmma kernels take group-1 convolutions of 16k channels; fp8ort_conv_pack_weight_padded and
+ * fp8ort_quantize_padded pad), or 0 where the shape runs as it is. */
+FP8ORT_GPU_API int64_t fp8ort_conv_padded_in_c(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
 /* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on outputs
  * of 28 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
  * FP8ORT_DEPTHWISE_TILE a block per 32 channels of an 8-row tile with its input window decoded once into shared

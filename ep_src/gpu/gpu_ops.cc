@@ -332,14 +332,9 @@ class GpuConv final : public Kernel {
     return out;
   }
 
-  // The in_c the wgmma conv kernel needs W and X padded to for this shape, or 0 when no padding is needed (the
-  // few-channel kernel takes an RGB stem as it is).
+  // The in_c the kernel library needs W and X padded to for this shape, or 0 when no padding is needed.
   static int64_t padded_channels(fp8ort_fp8_format fmt, const fp8ort_conv_shape& cs) {
-    if (cs.group != 1 || cs.in_c % 16 == 0) return 0;
-    if (std::string(fp8ort_conv_kernel_name(fmt, &cs)) == "few_channels") return 0;
-    fp8ort_conv_shape p = cs;
-    p.in_c = (cs.in_c + 15) / 16 * 16;
-    return std::string(fp8ort_conv_kernel_name(fmt, &p)).rfind("wgmma_sm90a", 0) == 0 ? p.in_c : 0;
+    return fp8ort_conv_padded_in_c(fmt, &cs);
   }
 
   // Packs W for this shape unless it is packed already in the layout the shape needs; returns padded_c.

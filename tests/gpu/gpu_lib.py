@@ -187,6 +187,8 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_epilogue_set_silu_variant.argtypes = [i32]
     lib.fp8ort_conv_set_depthwise_variant.argtypes = [i32]
     lib.fp8ort_conv_set_few_channels.argtypes = [i32]
+    lib.fp8ort_conv_padded_in_c.argtypes = [i32, ctypes.POINTER(ConvShape)]
+    lib.fp8ort_conv_padded_in_c.restype = i64
     lib.fp8ort_conv_packed_bytes.argtypes = [ctypes.POINTER(ConvShape)]
     lib.fp8ort_conv_packed_bytes.restype = ctypes.c_size_t
     lib.fp8ort_conv_out_h.argtypes = [ctypes.POINTER(ConvShape)]

@@ -424,6 +424,27 @@ def test_few_channels_only_where_it_applies(gpu):
         lib.fp8ort_conv_set_few_channels(0)
 
 
+def test_conv_padded_in_c(gpu):
+    """The channels the EP pads X and W to: 16k for group-1 shapes the sm90a kernels take, none for the few-channel
+    kernel's stems, for channel counts already a multiple of 16 and for grouped convolutions."""
+    lib, _ = gpu
+    e4m3 = nx.E4M3FN.onnx_type
+    stem = conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
+    sm90 = lib.fp8ort_conv_kernel_name(e4m3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1)))
+    wgmma = sm90.decode().startswith("wgmma")
+    assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == (16 if wgmma else 0)
+    assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 40, 64, (3, 3), (1, 1), (1, 1, 1, 1))) == (
+        48 if wgmma else 0
+    )
+    assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 32, 64, (3, 3))) == 0
+    assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 24, 48, (3, 3), group=3)) == 0
+    lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
+    try:
+        assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == 0
+    finally:
+        lib.fp8ort_conv_set_few_channels(0)
+
+
 # Fused activations through the convolution kernels: a 3x3, a depthwise, a split-K shape (on sm90a) and a stem.
 SPLIT_K_CASE = next(c for c in CASES if c[:5] == (1, 7, 7, 512, 512))
 ACTIVATION_CASES = [CASES[0], CASES[3], SPLIT_K_CASE, FEW_CHANNEL_CASES[0]]
