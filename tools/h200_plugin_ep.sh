@@ -14,6 +14,8 @@
 #            GPU_KNOWN entries that now behave as on the CPU)
 #   conc     tests/security/test_concurrency.py and tests/ep/test_multi_gpu.py on the GPU device (threads, device
 #            memory back to its level after session and register loops, a session per GPU)
+#   sweep    bench/export_sweep.py --device gpu: the export coverage sweep (torchvision, timm, Hugging Face) run on the
+#            GPU device, SWEEP_JOBS (default 8) models at once: export_sweep_gpu.json / .md / .log
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
 #            (BENCH_ARGS: more arguments, e.g. "--models bert")
 #   host     bench/host_overhead.py with FP8ORT_HOST_TIMING=1: a batch-1 run without graphs split between fp8ort's
@@ -118,6 +120,10 @@ for step in $steps; do
         timeout "${CONC_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/security/test_concurrency.py \
             tests/ep/test_multi_gpu.py -k "gpu or multi" > "$o/conc.log" 2>&1
         rc=$?; grep -E "FAILED|ERROR|SKIPPED" "$o/conc.log" | head -10 ;;
+    sweep)
+        timeout "${SWEEP_TIMEOUT:-540}" python3 bench/export_sweep.py --device gpu --jobs "${SWEEP_JOBS:-8}" \
+            --out "$o/export_sweep_gpu.json" > "$o/sweep.log" 2>&1
+        rc=$?; grep -E "^\| " "$o/sweep.log" | head -30 ;;
     bench)
         timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/${BENCH_OUT:-plugin_ep_h200}.json" ${BENCH_ARGS:-} \
             > "$o/bench.log" 2>&1
