@@ -1,7 +1,8 @@
 // FP8 GEMM benchmark: fp8ort_gemm against cuBLASLt FP8 (TN) in the same process, same data, same output type.
 // Y[M, N] (bf16) = A[M, K] . W[N, K]^T * (a_scale * w_scale), E4M3 inputs, per-tensor scales.
 // Times each with CUDA events (warm-up, then the median of --iters launches) and cross-checks the outputs.
-// Build and run: bench/run_gemm_bench.sh (writes bench/results/gemm_<gpu>.json).
+// Build and run on the GPU machine: STEPS=gemm bash tools/h200_plugin_ep.sh (writes gemm.json under $OUT, the record
+// kept as bench/results/gemm_h200.json).
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

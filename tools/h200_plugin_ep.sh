@@ -16,6 +16,9 @@
 #            memory back to its level after session and register loops, a session per GPU)
 #   sweep    bench/export_sweep.py --device gpu: the export coverage sweep (torchvision, timm, Hugging Face) run on the
 #            GPU device, SWEEP_JOBS (default 8) models at once: export_sweep_gpu.json / .md / .log
+#   gemm     bench/gemm_fp8.cu built against build-gpu/libfp8ort_kernels.so and cuBLASLt (headers from the CUDA
+#            toolkit or the nvidia-cublas wheel), then fp8ort's GEMM against cuBLASLt FP8 at 4096^3 and 8192^3 in one
+#            process: gemm.json / gemm.log (bench/results/gemm_h200.json is this record)
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
 #            (BENCH_ARGS: more arguments, e.g. "--models bert")
 #   host     bench/host_overhead.py with FP8ORT_HOST_TIMING=1: a batch-1 run without graphs split between fp8ort's
@@ -120,6 +123,24 @@ for step in $steps; do
         timeout "${CONC_TIMEOUT:-200}" python3 -m pytest -q -p no:cacheprovider -rs tests/security/test_concurrency.py \
             tests/ep/test_multi_gpu.py -k "gpu or multi" > "$o/conc.log" 2>&1
         rc=$?; grep -E "FAILED|ERROR|SKIPPED" "$o/conc.log" | head -10 ;;
+    gemm)
+        inc="" libdir=""
+        for d in /usr/local/cuda/include $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, s) for p in
+                nvidia.__path__ for s in ("cu13/include", "cublas/include")))' 2>/dev/null); do
+            [ -f "$d/cublasLt.h" ] && inc="$d" && break
+        done
+        for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, s) for p in
+                nvidia.__path__ for s in ("cu13/lib", "cublas/lib")))' 2>/dev/null); do
+            ls "$d"/libcublasLt.so* > /dev/null 2>&1 && libdir="$d" && break
+        done
+        echo "cublasLt: include=$inc lib=$libdir" > "$o/gemm.log"
+        lt="$(ls "$libdir"/libcublasLt.so* 2> /dev/null | head -1)"
+        nvcc -std=c++17 -O2 -arch=sm_90a -I hip_kernels -I "$inc" bench/gemm_fp8.cu -o build-gpu/gemm_fp8_bench \
+            -L build-gpu -lfp8ort_kernels "$lt" -Xlinker -rpath,"$PWD/build-gpu:$libdir" >> "$o/gemm.log" 2>&1 &&
+            FP8ORT_BENCH_COMMAND="STEPS=gemm bash tools/h200_plugin_ep.sh (build-gpu/gemm_fp8_bench --sizes 4096,8192 --iters 30)" \
+            timeout "${GEMM_TIMEOUT:-200}" build-gpu/gemm_fp8_bench --sizes 4096,8192 --iters 30 --json "$o/gemm.json" \
+            >> "$o/gemm.log" 2>&1
+        rc=$?; tail -8 "$o/gemm.log" ;;
     sweep)
         timeout "${SWEEP_TIMEOUT:-540}" python3 bench/export_sweep.py --device gpu --jobs "${SWEEP_JOBS:-8}" \
             --out "$o/export_sweep_gpu.json" > "$o/sweep.log" 2>&1
