@@ -2,7 +2,8 @@
 residual and output type the quantizer chose for that layer) against cuDNN FP16 channels_last through PyTorch (the
 convolution alone), and every sm90a variant of the layer's kernel (GEMM variants for 1x1 stride-1 layers, one or
 two blocks for the implicit-GEMM convolutions, SiLU called out of line in the tile epilogue for SiLU layers, the
-per-pixel and tile kernels for depthwise layers, the small-K kernel for 1x1 layers with K <= 32), plus the same call
+per-pixel and tile kernels for depthwise layers, the small-K kernel for 1x1 layers with K <= 32, the few-channel
+kernel for RGB stems), plus the same call
 without its activation where the layer has a transcendental one (SiLU, Sigmoid, ...). fp8ort's calls get split-K
 scratch where they ask for it, as the EP gives it.
 
@@ -40,6 +41,7 @@ NBUF = 4  # input buffers rotated so that repeated runs do not all hit L2
 SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
 DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 SMALL_K = 7  # fp8ort_gemm_set_kernel_override: the small-K kernel on the vector units
+FEW_CHANNELS_ON = 2  # fp8ort_conv_set_few_channels: the few-channel kernel for stems
 
 
 _WORKSPACE: list = []
@@ -201,6 +203,11 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
             overrides = [("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)]
         else:
             overrides = [("conv_1block_ms", 4), ("conv_2blocks_ms", 5)]
+    if c <= 4 and g == 1:  # the few-channel kernel (opt-in, fp8ort_conv_set_few_channels) on the unpadded stem
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
+        if lib.fp8ort_conv_kernel_name(E4M3, s).decode() == "few_channels":
+            row["few_channels_ms"] = median_ms(conv_call(s, packed, xs, epilogue(act)), iters)
+        lib.fp8ort_conv_set_few_channels(0)
     if layer.pointwise:  # the small-K kernel on the vector units (override 7) where it takes the layer
         lib.fp8ort_gemm_set_kernel_override(SMALL_K)
         if lib.fp8ort_conv_kernel_name(E4M3, shape).decode() == "small_k":
