@@ -136,20 +136,20 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
 
         return run
 
-    # The EP pads in_c to a multiple of 16 with zero channels (activations and weight) when that gives the wgmma
-    # kernel (the RGB stem, 24- and 40-channel inputs, the squeeze-excitation expands): that padded call is the one
-    # timed as `ours_ms` then, without the EP's copy of X into the padded layout (fp8ort_quantize_padded).
+    # The EP pads in_c to a multiple of 16 with zero channels (activations and weight) where the kernel library asks
+    # for it (fp8ort_conv_padded_in_c: the wgmma kernel on 7x7 RGB stems, 40-channel inputs, the squeeze-excitation
+    # expands): that padded call is the one timed as `ours_ms` then, without the EP's copy of X into the padded
+    # layout (fp8ort_quantize_padded).
     shape, weights, inputs, padded = s, packed, xs, {}
-    if c % 16 and g == 1:
-        pc = (c + 15) // 16 * 16
+    pc = lib.fp8ort_conv_padded_in_c(E4M3, s)
+    if pc:
         sp = layer_shape(layer, batch, in_c=pc)
-        if lib.fp8ort_conv_kernel_name(E4M3, sp).decode().startswith("wgmma"):
-            inputs = [torch.nn.functional.pad(x.view(torch.uint8), (0, pc - c)) for x in xs]
-            wp = torch.nn.functional.pad(wt.view(torch.uint8).permute(0, 2, 3, 1), (0, pc - c))
-            weights = torch.empty(lib.fp8ort_conv_packed_bytes(sp), dtype=torch.uint8, device=dev)
-            wp = wp.permute(0, 3, 1, 2).contiguous()
-            assert lib.fp8ort_conv_pack_weight(wp.data_ptr(), sp, weights.data_ptr(), stream) == 0
-            shape, padded = sp, dict(padded_c=pc, unpadded_ms=median_ms(conv_call(s, packed, xs, epilogue(act)), iters))
+        inputs = [torch.nn.functional.pad(x.view(torch.uint8), (0, pc - c)) for x in xs]
+        wp = torch.nn.functional.pad(wt.view(torch.uint8).permute(0, 2, 3, 1), (0, pc - c))
+        weights = torch.empty(lib.fp8ort_conv_packed_bytes(sp), dtype=torch.uint8, device=dev)
+        wp = wp.permute(0, 3, 1, 2).contiguous()
+        assert lib.fp8ort_conv_pack_weight(wp.data_ptr(), sp, weights.data_ptr(), stream) == 0
+        shape, padded = sp, dict(padded_c=pc, unpadded_ms=median_ms(conv_call(s, packed, xs, epilogue(act)), iters))
 
     ours = conv_call(shape, weights, inputs, epilogue(act))
     x16 = [x.to(torch.float16).permute(0, 3, 1, 2) for x in xs]  # NCHW view of NHWC memory: channels_last
@@ -203,7 +203,7 @@ def time_layer(lib, layer: ConvLayer, batch: int, iters: int, stream: ctypes.c_v
             overrides = [("gemm_1block_ms", 4), ("gemm_2blocks_ms", 5), ("gemm_stream_ms", 6)]
         else:
             overrides = [("conv_1block_ms", 4), ("conv_2blocks_ms", 5)]
-    if c <= 4 and g == 1:  # the few-channel kernel (opt-in, fp8ort_conv_set_few_channels) on the unpadded stem
+    if c <= 4 and g == 1:  # the few-channel kernel forced on (the default takes it for 3x3 stems only), unpadded
         lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
         if lib.fp8ort_conv_kernel_name(E4M3, s).decode() == "few_channels":
             row["few_channels_ms"] = median_ms(conv_call(s, packed, xs, epilogue(act)), iters)

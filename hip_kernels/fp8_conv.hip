@@ -437,7 +437,7 @@ fp8ort_status launch_depthwise_tile(const uint8_t* x, const uint8_t* w, const fp
 // taps outside the image as the depthwise kernels do. C = 3 is its own copy; 1, 2 and 4 take the 4-channel one
 // with zero channels (a product of two zeros leaves a sum unchanged but for the sign of a zero sum, which the
 // epilogue's acc + 0 makes +0 either way). E4M3FN, group 1, K x K kernels of 3 or 7 at stride 2 (what stems use),
-// out_c a multiple of 4 up to 64; float32 / float16 / E4M3FN outputs. Opt-in until measured (few_c_enabled).
+// out_c a multiple of 4 up to 64; float32 / float16 / E4M3FN outputs. Taken for 3x3 stems by default (few_c_wanted).
 constexpr int kFcRows = 8;            // output rows per block for out_c > 16 (twice as many for fewer channels)
 constexpr int kFcCols = 16;           // output columns per block: 4 strips of kTileP
 constexpr int kFcThreads = 256;
@@ -556,17 +556,22 @@ __global__ void __launch_bounds__(kFcThreads)
     }
 }
 
-std::atomic<int> g_few_channels{0};  // fp8ort_conv_set_few_channels: 0 from the environment, 1 off, 2 on
+std::atomic<int> g_few_channels{0};  // fp8ort_conv_set_few_channels: 0 automatic, 1 off, 2 on
 
-// Opt-in until measured on a GPU: fp8ort_conv_set_few_channels(2), or FP8ORT_FEW_CHANNELS=on for a library loaded by
-// ORT (A/B runs; read once). Off, such stems keep the implicit GEMM (the EP pads them to 16 channels for wgmma).
-bool few_c_enabled() {
-    static const bool from_env = [] {
+// Whether the few-channel kernel takes a stem it supports: fp8ort_conv_set_few_channels's choice, or else
+// FP8ORT_FEW_CHANNELS=on|off from the environment (read once); automatic: 3x3 stems only. Measured on the H100 at
+// batch 256 (bench/NOTES.md): EfficientNet-B0's 3 -> 32 3x3 stem 1.25 -> 0.59 ms (+6% img/s for the model), but
+// ResNet-50's 3 -> 64 7x7 stem 2.12 -> 2.68 ms (slower: 147 FMAs per output on the vector units against the tensor
+// cores' padded 784).
+bool few_c_wanted(const fp8ort_conv_shape& s) {
+    static const int from_env = [] {
         const char* v = getenv("FP8ORT_FEW_CHANNELS");
-        return v && strcmp(v, "on") == 0;
+        if (v && strcmp(v, "on") == 0) return 2;
+        if (v && strcmp(v, "off") == 0) return 1;
+        return 0;
     }();
-    const int which = g_few_channels.load();
-    return which == 0 ? from_env : which == 2;
+    const int which = g_few_channels.load() != 0 ? g_few_channels.load() : from_env;
+    return which == 2 || (which == 0 && s.kernel_h == 3);
 }
 
 // Tile rows per block: twice kFcRows for out_c <= 16, so that a block's 256 threads have work.
@@ -581,7 +586,7 @@ size_t few_c_smem_bytes(const fp8ort_conv_shape& s) {
 
 // Whether the few-channel kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
 bool few_c_supported(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow, int y_type) {
-    if (f != FP8ORT_E4M3FN || !few_c_enabled() || gemm_kernel_override() != 0 || conv_kernel_override() != 0)
+    if (f != FP8ORT_E4M3FN || !few_c_wanted(s) || gemm_kernel_override() != 0 || conv_kernel_override() != 0)
         return false;
     if (y_type != kAnyOutput && y_type != FP8ORT_FLOAT && y_type != FP8ORT_FLOAT16 && y_type != FP8ORT_E4M3FN)
         return false;

@@ -31,10 +31,11 @@ __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, in
     }
 }
 
-// ---- Small K on the vector units (opt-in: FP8ORT_GEMM_KERNEL=7 / fp8ort_gemm_set_kernel_override(7)) ----
+// ---- Small K on the vector units (automatic where it applies; override 7 forces it where it applies) ----
 // EfficientNet's expand and project 1x1 convolutions have K = 16..40 and millions of rows: the tensor-core tile
 // kernels then idle their matrix units and run little more than their epilogue at a quarter of the warps (the
-// 16 -> 96 expand at 112x112, batch 256: 1.75 ms against cuDNN FP16's 0.28 on an H100, bench/NOTES.md). Here a block
+// 16 -> 96 expand at 112x112, batch 256: 1.23 ms against cuDNN FP16's 0.31 on an H100, 1.00 ms here; the 32 -> 16
+// project 0.70 -> 0.26 ms; EfficientNet-B0 +2.5% at batch 256, bench/NOTES.md). Here a block
 // decodes its column chunk of the weight (up to 128 columns) into shared memory once, then walks row tiles: it
 // decodes kSkRows * groups rows of A into shared memory (transposed, [k][row]), and a thread sums four rows of four
 // columns in float32 in k order (exact FP8 products, one FMA each), then runs the four-column epilogue per row.
@@ -251,11 +252,12 @@ int conv_kernel_override() {
     return which != 0 ? which : from_env;
 }
 
-// Whether fp8ort_gemm runs this problem on the small-K kernel: override 7 and a problem it takes (pointers and the
-// output type unchecked when null / 0).
+// Whether fp8ort_gemm runs this problem on the small-K kernel: no override (or override 7) and a problem it takes
+// (pointers and the output type unchecked when null / 0).
 static bool takes_small_k(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k, const void* a, const void* b,
                           int y_type) {
-    return gemm_kernel_override() == kSmallKOverride && small_k_applies(format, m, n, k, a, b, y_type);
+    const int which = gemm_kernel_override();
+    return (which == 0 || which == kSmallKOverride) && small_k_applies(format, m, n, k, a, b, y_type);
 }
 
 bool gemm_takes_sm90(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k) {

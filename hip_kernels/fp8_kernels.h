@@ -157,14 +157,15 @@ FP8ORT_GPU_API fp8ort_status fp8ort_gemm_ws(const void* a, const void* b_packed,
                                             void* workspace, size_t workspace_bytes, void* stream);
 /* Which GEMM kernel fp8ort_gemm picks for these sizes on the current device ("wgmma_sm90a", "mma_sync", ...). */
 FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
-/* Kernel choice (tests, benchmarks): 0 = automatic, 1 = the portable kernel, 2 = the sm90a kernel (refused if it
+/* Kernel choice (tests, benchmarks): 0 = automatic (the small-K kernel where it applies, else by device and sizes),
+ * 1 = the portable kernel, 2 = the sm90a kernel (refused if it
  * can't run), 3 = the sm90a kernel with fast accumulation (all of K summed inside wgmma, ~14 bits kept, as cuBLASLt's
  * FAST_ACCUM; FP8 outputs near zero can then differ from the float32-accumulated reference by several codes),
  * 4 = the sm90a kernel with one block per multiprocessor, 5 = with two, 6 = the streaming sm90a kernel (two blocks
  * per multiprocessor, each walking several tiles; GEMM only: for convolutions 6 picks as 0). 2 picks by K and N:
  * streaming for K <= 512, two blocks for K <= 128 with N > 64, one block for longer K. 7 = the small-K kernel on the
  * vector units where it applies (E4M3FN, K of 8, 16, 24 or 32, float32/float16/E4M3FN output; exact float32 sums in
- * K order; not yet measured, hence not automatic), the automatic choice elsewhere. Where this is 0, the environment
+ * K order; automatic there too), the automatic choice elsewhere; 2..6 keep such problems off the small-K kernel. Where this is 0, the environment
  * variable FP8ORT_GEMM_KERNEL=1..7 (read once) sets the same value for a library loaded by ORT (whole-model A/B runs);
  * a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
@@ -235,7 +236,8 @@ typedef enum fp8ort_depthwise_variant {
 FP8ORT_GPU_API void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which);
 /* The few-channel kernel for stems (group 1, in_c <= 4, 3x3 or 7x7 at stride 2, out_c % 4 == 0 up to 64, E4M3FN; on
  * the vector units, only the real channels multiplied): 2 takes it for such shapes, 1 keeps the implicit GEMM, 0
- * reads FP8ORT_FEW_CHANNELS=on|off (off when unset: opt-in until measured on a GPU). */
+ * reads FP8ORT_FEW_CHANNELS=on|off, and when unset takes it for 3x3 stems only (measured faster there, slower on
+ * 7x7). */
 FP8ORT_GPU_API void fp8ort_conv_set_few_channels(int which);
 /* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,

@@ -398,10 +398,11 @@ def test_few_channels_nan_weight_at_border(gpu):
 
 
 def test_few_channels_only_where_it_applies(gpu):
-    """Other formats, strides, kernel sizes, channel counts and a forced kernel keep the implicit GEMM, and so does
-    the default until the kernel is measured (opt-in)."""
+    """By default 3x3 stems take the few-channel kernel and 7x7 ones keep the implicit GEMM (measured slower there);
+    forced on, both take it; other formats, strides, kernel sizes, channel counts and a forced GEMM kernel never do."""
     lib, _ = gpu
     stem = conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
+    stem7 = conv_shape(2, 64, 64, 3, 64, (7, 7), (2, 2), (3, 3, 3, 3))
     others = [
         (nx.E5M2, (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))),
         (nx.E4M3FN, (2, 64, 64, 3, 32, (3, 3), (1, 1), (1, 1, 1, 1))),
@@ -411,14 +412,20 @@ def test_few_channels_only_where_it_applies(gpu):
         (nx.E4M3FN, (2, 64, 64, 3, 128, (3, 3), (2, 2), (1, 1, 1, 1))),
     ]
     e4m3 = nx.E4M3FN.onnx_type
-    assert lib.fp8ort_conv_kernel_name(e4m3, stem).decode() != "few_channels"  # FP8ORT_FEW_CHANNELS unset here
-    lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
+
+    def name(shape) -> str:
+        return lib.fp8ort_conv_kernel_name(e4m3, shape).decode()
+
+    assert name(stem) == "few_channels" and name(stem7) != "few_channels"  # FP8ORT_FEW_CHANNELS unset here
     try:
-        assert lib.fp8ort_conv_kernel_name(e4m3, stem).decode() == "few_channels"
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_OFF)
+        assert name(stem) != "few_channels"
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
+        assert name(stem) == "few_channels" and name(stem7) == "few_channels"
         for fmt, args in others:
             assert lib.fp8ort_conv_kernel_name(fmt.onnx_type, conv_shape(*args)).decode() != "few_channels", args
         lib.fp8ort_gemm_set_kernel_override(1)
-        assert lib.fp8ort_conv_kernel_name(e4m3, stem).decode() != "few_channels"
+        assert name(stem) != "few_channels"
     finally:
         lib.fp8ort_gemm_set_kernel_override(0)
         lib.fp8ort_conv_set_few_channels(0)
@@ -430,17 +437,19 @@ def test_conv_padded_in_c(gpu):
     lib, _ = gpu
     e4m3 = nx.E4M3FN.onnx_type
     stem = conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
+    stem7 = conv_shape(2, 64, 64, 3, 64, (7, 7), (2, 2), (3, 3, 3, 3))
     sm90 = lib.fp8ort_conv_kernel_name(e4m3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1)))
-    wgmma = sm90.decode().startswith("wgmma")
-    assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == (16 if wgmma else 0)
-    assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 40, 64, (3, 3), (1, 1), (1, 1, 1, 1))) == (
-        48 if wgmma else 0
-    )
+    pad16 = 16 if sm90.decode().startswith("wgmma") else 0
+    assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == 0  # the few-channel kernel (default for 3x3 stems)
+    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
+    assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 40, 64, (3, 3), (1, 1), (1, 1, 1, 1))) == 3 * pad16
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 32, 64, (3, 3))) == 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 24, 48, (3, 3), group=3)) == 0
-    lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
     try:
-        assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == 0
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_OFF)
+        assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == pad16
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
+        assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0
     finally:
         lib.fp8ort_conv_set_few_channels(0)
 
