@@ -570,18 +570,26 @@ bool few_c_wanted(const fp8ort_conv_shape& s) {
         if (v && strcmp(v, "off") == 0) return 1;
         return 0;
     }();
-    const int which = g_few_channels.load() != 0 ? g_few_channels.load() : from_env;
+    const int set = g_few_channels.load();
+    const int which = set != 0 ? set : from_env;
     return which == 2 || (which == 0 && s.kernel_h == 3);
 }
 
-// Tile rows per block: twice kFcRows for out_c <= 16, so that a block's 256 threads have work.
-int few_c_tile_rows(int64_t out_c) { return out_c <= 16 ? 2 * kFcRows : kFcRows; }
+// A block's tile and input window: tile rows twice kFcRows for out_c <= 16, so that a block's 256 threads have work.
+// Only for shapes whose sizes few_c_supported bounds (a stem's window fits an int).
+void few_c_window(const fp8ort_conv_shape& s, few_c_geometry& g) {
+    g.tile_rows = s.out_c <= 16 ? 2 * kFcRows : kFcRows;
+    g.win_rows = static_cast<int>((g.tile_rows - 1) * s.stride_h + s.kernel_h);
+    g.win_cols = static_cast<int>((kFcCols - 1) * s.stride_w + s.kernel_w);
+}
 
+// Shared memory of a block: the weights [K * K * C][out_c] and the window [win_rows][win_cols][C], float32.
 size_t few_c_smem_bytes(const fp8ort_conv_shape& s) {
-    const int c = s.in_c == 3 ? 3 : 4;
-    const int64_t win_rows = (few_c_tile_rows(s.out_c) - 1) * s.stride_h + s.kernel_h;
-    const int64_t win_cols = (kFcCols - 1) * s.stride_w + s.kernel_w;
-    return static_cast<size_t>(s.kernel_h * s.kernel_w * c * s.out_c + win_rows * win_cols * c) * sizeof(float);
+    few_c_geometry g;
+    few_c_window(s, g);
+    const int64_t c = s.in_c == 3 ? 3 : 4;
+    return static_cast<size_t>(s.kernel_h * s.kernel_w * c * s.out_c + int64_t{g.win_rows} * g.win_cols * c) *
+           sizeof(float);
 }
 
 // Whether the few-channel kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
@@ -633,9 +641,7 @@ fp8ort_status launch_few_c(const uint8_t* x, const uint8_t* w, const fp8ort_conv
     g.pad_top = static_cast<int>(s.pad_top), g.pad_left = static_cast<int>(s.pad_left);
     g.out_h = static_cast<int>(oh), g.out_w = static_cast<int>(ow), g.out_c = static_cast<int>(s.out_c);
     g.tiles_x = static_cast<int>((ow + kFcCols - 1) / kFcCols);
-    g.tile_rows = few_c_tile_rows(s.out_c);
-    g.win_rows = static_cast<int>((g.tile_rows - 1) * s.stride_h + s.kernel_h);
-    g.win_cols = static_cast<int>((kFcCols - 1) * s.stride_w + s.kernel_w);
+    few_c_window(s, g);
     const bool c3 = s.in_c == 3;
     if (s.kernel_h == 3) return c3 ? launch_few_c_kc<3, 3>(x, w, s, g, ep, stream) : launch_few_c_kc<3, 4>(x, w, s, g, ep, stream);
     return c3 ? launch_few_c_kc<7, 3>(x, w, s, g, ep, stream) : launch_few_c_kc<7, 4>(x, w, s, g, ep, stream);
@@ -690,6 +696,11 @@ fp8ort_status check_shape(const char* op, const fp8ort_conv_shape* s) {
     return FP8ORT_OK;
 }
 
+// Whether the sm90a implicit-GEMM convolution takes a group-1 shape (pointers unchecked when null).
+bool conv_takes_sm90(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
+    return gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, s, x, w);
+}
+
 template <fp8ort_fp8_format F>
 fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, const epilogue_args& ep,
                           const sm90_split& split, hipStream_t stream) {
@@ -698,7 +709,7 @@ fp8ort_status launch_conv(const uint8_t* x, const uint8_t* w, const fp8ort_conv_
     if (cg == 1 && mg == 1) return launch_depthwise<F>(x, w, s, oh, ow, ep, stream);
     if constexpr (F == FP8ORT_E4M3FN)
         if (few_c_supported(F, s, oh, ow, ep.y_type)) return launch_few_c(x, w, s, oh, ow, ep, stream);
-    if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(F, s, x, w))
+    if (conv_takes_sm90(F, s, x, w))
         return launch_conv_sm90(x, w, F, s, oh, ow, sm90_conv_variant(conv_kernel_override(), s), ep, split, stream);
     FP8ORT_TRY(core_supports("fp8ort_conv_nhwc", F));
     const conv_source src = make_conv_source<kChunksPerThread>(x, s, oh, ow);
@@ -745,7 +756,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
                    : "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return "few_channels";
-    if (gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, *s, nullptr, nullptr))
+    if (conv_takes_sm90(format, *s, nullptr, nullptr))
         return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
                                                                                       : "wgmma_sm90a";
 #if defined(FP8ORT_CUDA)
@@ -761,8 +772,7 @@ extern "C" int64_t fp8ort_conv_padded_in_c(fp8ort_fp8_format format, const fp8or
     fp8ort_conv_shape p = *s;
     p.in_c = (s->in_c + 15) / 16 * 16;
     if (is_pointwise(&p)) return gemm_takes_sm90(format, p.batch * p.in_h * p.in_w, p.out_c, p.in_c) ? p.in_c : 0;
-    return gemm_kernel_override() != 1 && device_is_sm90() && sm90_conv_can_run(format, p, nullptr, nullptr) ? p.in_c
-                                                                                                            : 0;
+    return conv_takes_sm90(format, p, nullptr, nullptr) ? p.in_c : 0;
 }
 
 static fp8ort_status pack_weight(const char* op, const void* w, const fp8ort_conv_shape* s, int64_t w_in_c,
@@ -807,7 +817,7 @@ static int64_t conv_outputs(const fp8ort_conv_shape* s) {
 // K splits of the sm90a convolution for this shape (1: it does not take that kernel, or does not split); x and w
 // null: alignment not checked.
 static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, const void* x, const void* w) {
-    if (gemm_kernel_override() == 1 || !device_is_sm90() || !sm90_conv_can_run(format, s, x, w) || s.batch <= 0)
+    if (!conv_takes_sm90(format, s, x, w) || s.batch <= 0)
         return 1;
     return sm90_conv_splits(s, fp8ort_conv_out_h(&s), fp8ort_conv_out_w(&s),
                             sm90_conv_variant(conv_kernel_override(), s));
