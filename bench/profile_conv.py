@@ -63,13 +63,17 @@ def main() -> None:
         activation=ACTIVATION_CODES[a.act],
     )
     print("kernel:", lib.fp8ort_conv_kernel_name(E4M3, s).decode())
+    # the workspace the EP gives the call (split K, the im2col route's rows)
+    ws_bytes = lib.fp8ort_conv_workspace_bytes(E4M3, s)
+    ws = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=dev)
     times = []
     for _ in range(a.calls):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        assert lib.fp8ort_conv_nhwc(x.data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), stream) == 0, (
-            lib.fp8ort_gpu_last_error()
+        st = lib.fp8ort_conv_nhwc_ws(
+            x.data_ptr(), packed.data_ptr(), E4M3, s, ep, y.data_ptr(), ws.data_ptr(), ws_bytes, stream
         )
+        assert st == 0, lib.fp8ort_gpu_last_error()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))

@@ -3,6 +3,7 @@
 // (tap, channel) order, and direct kernels for depthwise convolution (one input and one output channel per group)
 // and for stems with few input channels (an RGB image).
 #include "fp8_conv_source.h"
+#include "fp8_epilogue_apply.h"
 #include "fp8_gemm_core.h"
 #include "fp8_gemm_sm90.h"
 
@@ -647,6 +648,133 @@ fp8ort_status launch_few_c(const uint8_t* x, const uint8_t* w, const fp8ort_conv
     return c3 ? launch_few_c_kc<7, 3>(x, w, s, g, ep, stream) : launch_few_c_kc<7, 4>(x, w, s, g, ep, stream);
 }
 
+// ---- Stems through an explicit im2col: few input channels, a kernel larger than 3x3 (ResNet's 7x7) ----
+// The sm90a implicit GEMM reads 16 channels per tap, so an RGB stem padded 3 -> 16 channels sums K = 7 * 7 * 16 = 784
+// products per output, 81% of them zeros (ResNet-50's stem: 2.12 ms at batch 256 on an H100, cuDNN FP16 0.63; on
+// the vector units, 2.68). Here the rows of A are written out in (ky, kx, c) order with K = kh * kw * in_c rounded up
+// to 16 (147 -> 160), a chunk of rows at a time into the caller's workspace, and the wgmma GEMM runs on each chunk.
+// The packed weight [out_c, kh, kw, in_c] is [N, K] already; its copy with rows padded to the same K goes first into
+// the workspace. Without that workspace (fp8ort_conv_nhwc) such a stem runs unpadded on the portable kernel.
+constexpr int64_t kI2cChunkRows = int64_t{1} << 17;  // A chunk of 21 MB at K = 160: written and read back in L2
+constexpr int kI2cThreads = 256;
+
+struct im2col_geometry {
+    int64_t in_h, in_w, out_h, out_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
+    int in_c, kernel_w, k, kp;  // K = kernel_h * kernel_w * in_c, kp: K rounded up to 16
+};
+
+// A[r][0..kp) for rows row0 + r, r < rows: one thread per 16 bytes of a row, taps outside the input and the columns
+// past K are +0 (code 0 in every FP8 format).
+__global__ void __launch_bounds__(kI2cThreads)
+    im2col_kernel(const uint8_t* __restrict__ x, im2col_geometry g, int64_t row0, int64_t rows, uint8_t* __restrict__ a) {
+    const int chunks = g.kp / 16;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * chunks;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t r = i / chunks, row = row0 + r;
+        const int j = static_cast<int>(i - r * chunks);
+        const int64_t ox = row % g.out_w, t = row / g.out_w;
+        const int64_t oy = t % g.out_h, b = t / g.out_h;
+        int k = 16 * j;
+        int tap = k / g.in_c, c = k - tap * g.in_c;
+        int ky = tap / g.kernel_w, kx = tap - ky * g.kernel_w;
+        uint32_t w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+        for (int e = 0; e < 16; ++e, ++k) {
+            if (k >= g.k) break;
+            const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
+            const int64_t ix = ox * g.stride_w - g.pad_left + kx * g.dilation_w;
+            if (iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w)
+                w[e / 4] |= static_cast<uint32_t>(x[((b * g.in_h + iy) * g.in_w + ix) * g.in_c + c]) << (8 * (e % 4));
+            if (++c == g.in_c) {
+                c = 0;
+                if (++kx == g.kernel_w) kx = 0, ++ky;
+            }
+        }
+        *reinterpret_cast<uint4*>(a + r * g.kp + 16 * j) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
+// The packed weight's rows [n][k] (k < K) padded with +0 to kp bytes.
+__global__ void pad_rows_kernel(const uint8_t* __restrict__ w, int64_t n, int k, int kp, uint8_t* __restrict__ out) {
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n * kp;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t row = i / kp;
+        const int col = static_cast<int>(i - row * kp);
+        out[i] = col < k ? w[row * k + col] : 0;
+    }
+}
+
+std::atomic<int> g_im2col{0};  // fp8ort_conv_set_im2col: 0 automatic, 1 off, 2 on
+
+// fp8ort_conv_set_im2col's choice, or else FP8ORT_IM2COL=off|on from the environment (read once); on when unset.
+bool im2col_wanted() {
+    static const bool from_env = [] {
+        const char* v = getenv("FP8ORT_IM2COL");
+        return !(v && strcmp(v, "off") == 0);
+    }();
+    const int set = g_im2col.load();
+    return set == 0 ? from_env : set == 2;
+}
+
+int64_t im2col_k(const fp8ort_conv_shape& s) { return s.kernel_h * s.kernel_w * s.in_c; }
+int64_t im2col_kp(const fp8ort_conv_shape& s) { return (im2col_k(s) + 15) / 16 * 16; }
+int64_t im2col_chunk_rows(const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    const int64_t rows = s.batch * oh * ow;
+    return rows < kI2cChunkRows ? rows : kI2cChunkRows;
+}
+size_t im2col_weight_bytes(const fp8ort_conv_shape& s) {
+    return static_cast<size_t>((s.out_c * im2col_kp(s) + 15) / 16 * 16);
+}
+// Workspace of the im2col route: the padded weight, then one chunk of A.
+size_t im2col_bytes(const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    return im2col_weight_bytes(s) + static_cast<size_t>(im2col_chunk_rows(s, oh, ow) * im2col_kp(s));
+}
+
+// Whether the im2col route takes a shape (given its workspace): group 1, at most 4 input channels, a kernel larger
+// than 3x3 (3x3 stems take the few-channel kernel, or the padded implicit GEMM when it is off: K = 27 would be the
+// small-K GEMM here), not a shape the few-channel kernel takes, and a GEMM the sm90a kernel runs; no kernel override
+// (A/B runs keep the padded form).
+bool im2col_takes(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    if (!im2col_wanted() || gemm_kernel_override() != 0 || conv_kernel_override() != 0) return false;
+    if (s.group != 1 || s.in_c > 4 || s.kernel_h * s.kernel_w <= 9 || im2col_k(s) > 1024 || s.batch <= 0) return false;
+    if (few_c_supported(f, s, oh, ow, kAnyOutput)) return false;
+    if (s.in_h * s.in_w * s.in_c >= (int64_t{1} << 31) || s.out_c * im2col_kp(s) >= (int64_t{1} << 31)) return false;
+    return gemm_takes_sm90(f, im2col_chunk_rows(s, oh, ow), s.out_c, im2col_kp(s));
+}
+
+int64_t output_element_bytes(fp8ort_dtype t) {
+    return t == FP8ORT_FLOAT ? 4 : (t == FP8ORT_FLOAT16 || t == FP8ORT_BFLOAT16) ? 2 : 1;
+}
+
+fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format f, const fp8ort_conv_shape& s,
+                            int64_t oh, int64_t ow, const epilogue_args& ep, void* workspace, hipStream_t stream) {
+    im2col_geometry g;
+    g.in_h = s.in_h, g.in_w = s.in_w, g.out_h = oh, g.out_w = ow, g.stride_h = s.stride_h, g.stride_w = s.stride_w;
+    g.pad_top = s.pad_top, g.pad_left = s.pad_left, g.dilation_h = s.dilation_h, g.dilation_w = s.dilation_w;
+    g.in_c = static_cast<int>(s.in_c), g.kernel_w = static_cast<int>(s.kernel_w);
+    g.k = static_cast<int>(im2col_k(s)), g.kp = static_cast<int>(im2col_kp(s));
+    uint8_t* w_rows = static_cast<uint8_t*>(workspace);
+    uint8_t* a = w_rows + im2col_weight_bytes(s);
+    const auto grid_for = [](int64_t items) {
+        const int64_t blocks = (items + kI2cThreads - 1) / kI2cThreads, most = int64_t{multiprocessors()} * 16;
+        return static_cast<unsigned>(blocks < most ? blocks : most);
+    };
+    pad_rows_kernel<<<grid_for(s.out_c * g.kp), kI2cThreads, 0, stream>>>(w, s.out_c, g.k, g.kp, w_rows);
+    FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col weight)"));
+    const int64_t rows = s.batch * oh * ow, chunk = im2col_chunk_rows(s, oh, ow);
+    const sm90_variant variant = sm90_default_variant(g.kp, s.out_c);
+    for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
+        const int64_t n = rows - row0 < chunk ? rows - row0 : chunk;
+        im2col_kernel<<<grid_for(n * (g.kp / 16)), kI2cThreads, 0, stream>>>(x, g, row0, n, a);
+        FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col)"));
+        epilogue_args e = ep;  // the rows of this chunk: Y and Z from row row0 (per-column constants unchanged)
+        e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
+        if (ep.z) e.z = static_cast<const uint8_t*>(ep.z) + row0 * ep.ld * output_element_bytes(ep.z_type);
+        FP8ORT_TRY(launch_gemm_sm90(a, w_rows, f, n, s.out_c, g.kp, variant, e, sm90_split{}, stream));
+    }
+    return FP8ORT_OK;
+}
+
 // Depthwise: the vectorized kernel where the sizes allow 32-bit indices, else the 64-bit one.
 template <fp8ort_fp8_format F>
 fp8ort_status launch_depthwise(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t oh,
@@ -724,6 +852,8 @@ using namespace fp8ort;
 
 extern "C" void fp8ort_conv_set_few_channels(int which) { g_few_channels.store(which == 1 || which == 2 ? which : 0); }
 
+extern "C" void fp8ort_conv_set_im2col(int which) { g_im2col.store(which == 1 || which == 2 ? which : 0); }
+
 extern "C" void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which) {
     g_depthwise_variant.store(which == FP8ORT_DEPTHWISE_PIXEL || which == FP8ORT_DEPTHWISE_TILE ? which
                                                                                                : FP8ORT_DEPTHWISE_AUTO);
@@ -756,6 +886,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
                    : "depthwise";
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return "few_channels";
+    if (im2col_takes(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s))) return "im2col_wgmma_sm90a";
     if (conv_takes_sm90(format, *s, nullptr, nullptr))
         return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
                                                                                       : "wgmma_sm90a";
@@ -769,6 +900,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
 extern "C" int64_t fp8ort_conv_padded_in_c(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_padded_in_c", s) != FP8ORT_OK || s->group != 1 || s->in_c % 16 == 0) return 0;
     if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return 0;
+    if (im2col_takes(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s))) return 0;
     fp8ort_conv_shape p = *s;
     p.in_c = (s->in_c + 15) / 16 * 16;
     if (is_pointwise(&p)) return gemm_takes_sm90(format, p.batch * p.in_h * p.in_w, p.out_c, p.in_c) ? p.in_c : 0;
@@ -826,6 +958,8 @@ static int conv_splits(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 extern "C" size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp8ort_conv_shape* s) {
     if (check_shape("fp8ort_conv_workspace_bytes", s) != FP8ORT_OK || !is_fp8_type(format)) return 0;
     if (is_pointwise(s)) return fp8ort_gemm_workspace_bytes(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
+    const int64_t oh = fp8ort_conv_out_h(s), ow = fp8ort_conv_out_w(s);
+    if (im2col_takes(format, *s, oh, ow)) return im2col_bytes(*s, oh, ow);
     return sm90_split_bytes(conv_splits(format, *s, nullptr, nullptr), conv_outputs(s));
 }
 
@@ -853,6 +987,14 @@ extern "C" fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed
     const uint8_t* x8 = static_cast<const uint8_t*>(x);
     const uint8_t* w8 = static_cast<const uint8_t*>(w_packed);
     const hipStream_t st = as_stream(stream);
+    const int64_t oh = fp8ort_conv_out_h(s), ow = fp8ort_conv_out_w(s);
+    // a stem with few channels and a large kernel: im2col into the workspace, then the GEMM (16-byte aligned pieces)
+    if (im2col_takes(format, *s, oh, ow) && workspace && workspace_bytes >= im2col_bytes(*s, oh, ow) &&
+        reinterpret_cast<uintptr_t>(workspace) % 16 == 0)
+    {
+        const fp8ort_status r = launch_im2col(x8, w8, format, *s, oh, ow, ep, workspace, st);
+        return r == FP8ORT_OK ? ok() : r;
+    }
     const sm90_split split =
         sm90_split_for(conv_splits(format, *s, x, w_packed), conv_outputs(s), workspace, workspace_bytes);
     fp8ort_status r;

@@ -58,6 +58,7 @@ CASES = [
 SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
 DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 FEW_CHANNELS_OFF, FEW_CHANNELS_ON = 1, 2  # fp8ort_conv_set_few_channels
+IM2COL_OFF = 1  # fp8ort_conv_set_im2col
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
     (True, True, None, False, True, F32),
@@ -145,6 +146,7 @@ def run_conv(
     depthwise=0,
     weight=None,
     few_channels=0,
+    im2col=0,
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
@@ -155,7 +157,8 @@ def run_conv(
     epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default. ``depthwise``: the depthwise
     kernel to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice. ``weight``: a function that
     edits the FP8 weight before use. ``few_channels``: fp8ort_conv_set_few_channels (2 takes the few-channel kernel
-    for stems, 0 the default)."""
+    for stems, 0 the default). ``im2col``: fp8ort_conv_set_im2col (1 keeps large-kernel stems on the padded implicit
+    GEMM, 0 the default)."""
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
@@ -238,13 +241,15 @@ def run_conv(
     lib.fp8ort_epilogue_set_silu_variant(silu)
     lib.fp8ort_conv_set_depthwise_variant(depthwise)
     lib.fp8ort_conv_set_few_channels(few_channels)
+    lib.fp8ort_conv_set_im2col(im2col)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
         if case[:5] == (1, 7, 7, 512, 512) and name.startswith("wgmma"):
             assert ws > 0, "4 tiles of 36 k-tiles on a whole GPU: the sm90a kernel should split K"
-        if ws:  # split K (small outputs, long K): partial sums in poisoned scratch, then the epilogue kernel
-            name += "+split_k"
+        if ws:  # split K (small outputs, long K): partial sums in poisoned scratch, then the epilogue kernel; or the
+            # im2col route's rows of A
+            name += "" if name.startswith("im2col") else "+split_k"
             st = lib.fp8ort_conv_nhwc_ws(
                 d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, rt.poisoned(ws), ws, None
             )
@@ -260,9 +265,10 @@ def run_conv(
         lib.fp8ort_epilogue_set_silu_variant(0)
         lib.fp8ort_conv_set_depthwise_variant(0)
         lib.fp8ort_conv_set_few_channels(0)
+        lib.fp8ort_conv_set_im2col(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
     abs_sum = None
-    if name.startswith("wgmma"):  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
+    if "wgmma" in name:  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
         qx = nx.quantize(x, np.float32(x_scale), fmt)
         abs_x = (qx.view(np.uint8) & 0x7F).view(qx.dtype)
         abs_w = (wq.view(np.uint8) & 0x7F).view(wq.dtype)
@@ -441,7 +447,7 @@ def test_conv_padded_in_c(gpu):
     sm90 = lib.fp8ort_conv_kernel_name(e4m3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1)))
     pad16 = 16 if sm90.decode().startswith("wgmma") else 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == 0  # the few-channel kernel (default for 3x3 stems)
-    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
+    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0  # the im2col route on sm90a, the portable kernel elsewhere
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 40, 64, (3, 3), (1, 1), (1, 1, 1, 1))) == 3 * pad16
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 32, 64, (3, 3))) == 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 24, 48, (3, 3), group=3)) == 0
@@ -450,8 +456,80 @@ def test_conv_padded_in_c(gpu):
         assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == pad16
         lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
         assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0
+        lib.fp8ort_conv_set_few_channels(0)
+        lib.fp8ort_conv_set_im2col(IM2COL_OFF)
+        assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
     finally:
         lib.fp8ort_conv_set_few_channels(0)
+        lib.fp8ort_conv_set_im2col(0)
+
+
+# Stems through the im2col route (sm90a): ResNet's 7x7 stem, 4 and 2 input channels, a 5x5 with dilation, a 5x3 with
+# asymmetric strides and pads (K = 160, 208, 64, 48 after rounding up to 16; K of 8..32 would take the small-K GEMM
+# and keep the padded form); the last has 2 * 260 * 260 = 135,200 output rows, more than one 131,072-row chunk.
+IM2COL_CASES = [
+    (2, 33, 29, 3, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    (1, 21, 17, 4, 32, 7, 7, (2, 2), (3, 2, 3, 4), (1, 1), 1),
+    (2, 12, 15, 2, 16, 5, 5, (1, 1), (2, 2, 2, 2), (2, 1), 1),
+    (1, 16, 16, 3, 24, 5, 3, (1, 2), (0, 1, 2, 1), (1, 1), 1),
+    (2, 520, 520, 3, 64, 7, 7, (2, 2), (3, 3, 3, 3), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("offsets", [(0, 0), (1, 1)], ids=["aligned", "x1_y1"])
+@pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
+def test_im2col_stems(gpu, epi_cfg, offsets):
+    """The im2col route against the reference (the error bound of the wgmma sums), X and Y also one element past
+    alignment (A's rows are the workspace's, always aligned); where the device has no sm90a kernel the same shapes
+    run on the portable kernel and are checked the same way."""
+    lib, _ = gpu
+    sm90 = lib.fp8ort_conv_kernel_name(E4M3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).decode()
+    for case in IM2COL_CASES:
+        if case[1] > 100 and epi_cfg != EPILOGUES[1]:
+            continue  # the two-chunk shape once, with a residual input (Z is offset per chunk too)
+        got, want, name, abs_sum = run_conv(gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1])
+        assert name == "im2col_wgmma_sm90a" or not sm90.startswith("wgmma"), (case, name)
+        check_output(got, want, epi_cfg[-1], f"im2col {case} {epi_cfg} {name}", abs_sum=abs_sum)
+
+
+def test_im2col_only_where_it_applies(gpu):
+    """Large-kernel stems take the im2col route on sm90a; 3x3 stems (the few-channel kernel, or K = 27 as a small-K
+    GEMM when that is off), 5 or more channels, groups, a kernel override and fp8ort_conv_set_im2col(1) never do, and
+    without the workspace the shape still runs (on the portable kernel)."""
+    lib, rt = gpu
+    e4m3 = nx.E4M3FN.onnx_type
+    stem7 = conv_shape(2, 64, 64, 3, 64, (7, 7), (2, 2), (3, 3, 3, 3))
+
+    def name(shape, fmt=e4m3) -> str:
+        return lib.fp8ort_conv_kernel_name(fmt, shape).decode()
+
+    if not name(conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("wgmma"):
+        assert not any(name(conv_shape(*c[:5], c[5:7], *c[7:])).startswith("im2col") for c in IM2COL_CASES)
+        pytest.skip("no sm90a kernel on this device: the im2col route does not apply")
+    assert name(stem7) == "im2col_wgmma_sm90a"
+    assert name(stem7, nx.E5M2.onnx_type) == "im2col_wgmma_sm90a"
+    assert lib.fp8ort_conv_workspace_bytes(e4m3, stem7) == 64 * 160 + 2 * 32 * 32 * 160
+    for args in [
+        (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1)),
+        (2, 64, 64, 5, 64, (7, 7), (2, 2), (3, 3, 3, 3)),
+        (2, 64, 64, 4, 64, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 2),
+    ]:
+        assert not name(conv_shape(*args)).startswith("im2col"), args
+    try:
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_OFF)
+        assert not name(conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("im2col")
+        lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
+        assert name(stem7) == "few_channels"
+        lib.fp8ort_conv_set_few_channels(0)
+        lib.fp8ort_gemm_set_kernel_override(4)
+        assert name(stem7) != "im2col_wgmma_sm90a"
+        lib.fp8ort_gemm_set_kernel_override(0)
+        lib.fp8ort_conv_set_im2col(IM2COL_OFF)
+        assert name(stem7) == "wgmma_sm90a_2blocks" or name(stem7).startswith("mma")
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+        lib.fp8ort_conv_set_few_channels(0)
+        lib.fp8ort_conv_set_im2col(0)
 
 
 # Fused activations through the convolution kernels: a 3x3, a depthwise, a split-K shape (on sm90a) and a stem.
