@@ -58,7 +58,7 @@ CASES = [
 SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
 DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 FEW_CHANNELS_OFF, FEW_CHANNELS_ON = 1, 2  # fp8ort_conv_set_few_channels
-IM2COL_OFF = 1  # fp8ort_conv_set_im2col
+IM2COL_OFF, IM2COL_ON = 1, 2  # fp8ort_conv_set_im2col
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
     (True, True, None, False, True, F32),
@@ -157,8 +157,8 @@ def run_conv(
     epilogues evaluate SiLU (fp8ort_epilogue_set_silu_variant), 0 for the default. ``depthwise``: the depthwise
     kernel to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice. ``weight``: a function that
     edits the FP8 weight before use. ``few_channels``: fp8ort_conv_set_few_channels (2 takes the few-channel kernel
-    for stems, 0 the default). ``im2col``: fp8ort_conv_set_im2col (1 keeps large-kernel stems on the padded implicit
-    GEMM, 0 the default)."""
+    for stems, 0 the default). ``im2col``: fp8ort_conv_set_im2col (2 takes the im2col route for large-kernel stems,
+    0 the default: off)."""
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
@@ -447,7 +447,7 @@ def test_conv_padded_in_c(gpu):
     sm90 = lib.fp8ort_conv_kernel_name(e4m3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1)))
     pad16 = 16 if sm90.decode().startswith("wgmma") else 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == 0  # the few-channel kernel (default for 3x3 stems)
-    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0  # the im2col route on sm90a, the portable kernel elsewhere
+    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 40, 64, (3, 3), (1, 1), (1, 1, 1, 1))) == 3 * pad16
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 32, 64, (3, 3))) == 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 24, 48, (3, 3), group=3)) == 0
@@ -457,8 +457,8 @@ def test_conv_padded_in_c(gpu):
         lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
         assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0
         lib.fp8ort_conv_set_few_channels(0)
-        lib.fp8ort_conv_set_im2col(IM2COL_OFF)
-        assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
+        lib.fp8ort_conv_set_im2col(IM2COL_ON)  # the im2col route on sm90a, the portable kernel elsewhere
+        assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0
     finally:
         lib.fp8ort_conv_set_few_channels(0)
         lib.fp8ort_conv_set_im2col(0)
@@ -487,35 +487,39 @@ def test_im2col_stems(gpu, epi_cfg, offsets):
     for case in IM2COL_CASES:
         if case[1] > 100 and epi_cfg != EPILOGUES[1]:
             continue  # the two-chunk shape once, with a residual input (Z is offset per chunk too)
-        got, want, name, abs_sum = run_conv(gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1])
+        got, want, name, abs_sum = run_conv(
+            gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], im2col=IM2COL_ON
+        )
         assert name == "im2col_wgmma_sm90a" or not sm90.startswith("wgmma"), (case, name)
         check_output(got, want, epi_cfg[-1], f"im2col {case} {epi_cfg} {name}", abs_sum=abs_sum)
 
 
 def test_im2col_only_where_it_applies(gpu):
-    """Large-kernel stems take the im2col route on sm90a; 3x3 stems (the few-channel kernel, or K = 27 as a small-K
-    GEMM when that is off), 5 or more channels, groups, a kernel override and fp8ort_conv_set_im2col(1) never do, and
-    without the workspace the shape still runs (on the portable kernel)."""
-    lib, rt = gpu
+    """Asked for, large-kernel stems take the im2col route on sm90a; by default, and for 3x3 stems (the few-channel
+    kernel, or K = 27 as a small-K GEMM when that is off), 5 or more channels, groups and a kernel override, never."""
+    lib, _ = gpu
     e4m3 = nx.E4M3FN.onnx_type
     stem7 = conv_shape(2, 64, 64, 3, 64, (7, 7), (2, 2), (3, 3, 3, 3))
 
     def name(shape, fmt=e4m3) -> str:
         return lib.fp8ort_conv_kernel_name(fmt, shape).decode()
 
-    if not name(conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("wgmma"):
-        assert not any(name(conv_shape(*c[:5], c[5:7], *c[7:])).startswith("im2col") for c in IM2COL_CASES)
-        pytest.skip("no sm90a kernel on this device: the im2col route does not apply")
-    assert name(stem7) == "im2col_wgmma_sm90a"
-    assert name(stem7, nx.E5M2.onnx_type) == "im2col_wgmma_sm90a"
-    assert lib.fp8ort_conv_workspace_bytes(e4m3, stem7) == 64 * 160 + 2 * 32 * 32 * 160
-    for args in [
-        (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1)),
-        (2, 64, 64, 5, 64, (7, 7), (2, 2), (3, 3, 3, 3)),
-        (2, 64, 64, 4, 64, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 2),
-    ]:
-        assert not name(conv_shape(*args)).startswith("im2col"), args
+    sm90 = name(conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("wgmma")
+    assert not name(stem7).startswith("im2col")  # off by default (FP8ORT_IM2COL unset here)
     try:
+        lib.fp8ort_conv_set_im2col(IM2COL_ON)
+        if not sm90:
+            assert not any(name(conv_shape(*c[:5], c[5:7], *c[7:])).startswith("im2col") for c in IM2COL_CASES)
+            pytest.skip("no sm90a kernel on this device: the im2col route does not apply")
+        assert name(stem7) == "im2col_wgmma_sm90a"
+        assert name(stem7, nx.E5M2.onnx_type) == "im2col_wgmma_sm90a"
+        assert lib.fp8ort_conv_workspace_bytes(e4m3, stem7) == 64 * 160 + 2 * 32 * 32 * 160
+        for args in [
+            (2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1)),
+            (2, 64, 64, 5, 64, (7, 7), (2, 2), (3, 3, 3, 3)),
+            (2, 64, 64, 4, 64, (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 2),
+        ]:
+            assert not name(conv_shape(*args)).startswith("im2col"), args
         lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_OFF)
         assert not name(conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("im2col")
         lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
