@@ -656,8 +656,9 @@ fp8ort_status launch_few_c(const uint8_t* x, const uint8_t* w, const fp8ort_conv
 // The packed weight [out_c, kh, kw, in_c] is [N, K] already; its copy with rows padded to the same K goes first into
 // the workspace. Without that workspace (fp8ort_conv_nhwc) such a stem runs unpadded on the portable kernel.
 // Measured on an H100 (bench/NOTES.md): ResNet-50's stem at batch 256 2.39 ms this way against 2.08 padded, the model
-// level with it; so it is off unless asked for (FP8ORT_IM2COL=on). The im2col kernel here gathers byte by byte with
-// 64-bit index arithmetic per thread; copying each tap row's kw * in_c contiguous bytes is the next thing to try.
+// level with it; so it is off unless asked for (FP8ORT_IM2COL=on). That im2col kernel (im2col_kernel, still the one
+// for other shapes) gathered byte by byte with 64-bit index arithmetic per 16 bytes; 7x7 stems now take
+// im2col_pixel_kernel (a row per thread, compile-time byte positions, 32-bit indices), compiled only so far.
 constexpr int64_t kI2cChunkRows = int64_t{1} << 17;  // A chunk of 21 MB at K = 160: written and read back in L2
 constexpr int kI2cThreads = 256;
 
@@ -695,6 +696,47 @@ __global__ void __launch_bounds__(kI2cThreads)
         }
         *reinterpret_cast<uint4*>(a + r * g.kp + 16 * j) = make_uint4(w[0], w[1], w[2], w[3]);
     }
+}
+
+// The stems seen in exports (7x7 over 3 or 4 channels): one thread per output pixel assembles its row of A in
+// registers (the tap order and the byte positions known at compile time) and writes it as 16-byte stores; 32-bit
+// indices (im2col_pixel_applies bounds the sizes).
+template <int KH, int KW, int C>
+__global__ void __launch_bounds__(kI2cThreads)
+    im2col_pixel_kernel(const uint8_t* __restrict__ x, im2col_geometry g, int64_t row0, int rows, uint8_t* __restrict__ a) {
+    constexpr int kK = KH * KW * C, kWords = (kK + 15) / 16 * 4;
+    const int r = static_cast<int>(blockIdx.x) * blockDim.x + static_cast<int>(threadIdx.x);
+    if (r >= rows) return;
+    const int in_h = static_cast<int>(g.in_h), in_w = static_cast<int>(g.in_w);
+    const uint32_t row = static_cast<uint32_t>(row0 + r), out_w = static_cast<uint32_t>(g.out_w);
+    const uint32_t t = row / out_w, ox = row - t * out_w;
+    const uint32_t b = t / static_cast<uint32_t>(g.out_h), oy = t - b * static_cast<uint32_t>(g.out_h);
+    const int iy0 = static_cast<int>(oy) * static_cast<int>(g.stride_h) - static_cast<int>(g.pad_top);
+    const int ix0 = static_cast<int>(ox) * static_cast<int>(g.stride_w) - static_cast<int>(g.pad_left);
+    const int dh = static_cast<int>(g.dilation_h), dw = static_cast<int>(g.dilation_w);
+    uint32_t w[kWords];
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) w[i] = 0u;
+#pragma unroll
+    for (int ky = 0; ky < KH; ++ky) {
+        const int iy = iy0 + ky * dh;
+        if (iy < 0 || iy >= in_h) continue;
+        const uint8_t* xr = x + (static_cast<uint32_t>(b) * static_cast<uint32_t>(in_h) + static_cast<uint32_t>(iy)) *
+                                    static_cast<uint32_t>(in_w) * C;
+#pragma unroll
+        for (int kx = 0; kx < KW; ++kx) {
+            const int ix = ix0 + kx * dw;
+            if (ix < 0 || ix >= in_w) continue;
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const int k = (ky * KW + kx) * C + c;
+                w[k / 4] |= static_cast<uint32_t>(xr[ix * C + c]) << (8 * (k % 4));
+            }
+        }
+    }
+    uint4* dst = reinterpret_cast<uint4*>(a + static_cast<size_t>(r) * (kWords * 4));
+#pragma unroll
+    for (int q = 0; q < kWords / 4; ++q) dst[q] = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
 }
 
 // The packed weight's rows [n][k] (k < K) padded with +0 to kp bytes.
@@ -745,6 +787,15 @@ bool im2col_takes(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, i
     return gemm_takes_sm90(f, im2col_chunk_rows(s, oh, ow), s.out_c, im2col_kp(s));
 }
 
+// Whether a shape takes im2col_pixel_kernel: a 7x7 kernel over 3 or 4 channels, sizes within 32-bit indices.
+bool im2col_pixel_applies(const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    return s.kernel_h == 7 && s.kernel_w == 7 && (s.in_c == 3 || s.in_c == 4) && s.batch * oh * ow < kLimit &&
+           s.batch * s.in_h * s.in_w * s.in_c < kLimit && s.in_h + s.pad_top + s.pad_bottom < kLimit / 2 &&
+           s.in_w + s.pad_left + s.pad_right < kLimit / 2 && oh * s.stride_h < kLimit / 2 &&
+           ow * s.stride_w < kLimit / 2 && 7 * s.dilation_h < kLimit / 2 && 7 * s.dilation_w < kLimit / 2;
+}
+
 int64_t output_element_bytes(fp8ort_dtype t) {
     return t == FP8ORT_FLOAT ? 4 : (t == FP8ORT_FLOAT16 || t == FP8ORT_BFLOAT16) ? 2 : 1;
 }
@@ -766,9 +817,16 @@ fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_forma
     FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col weight)"));
     const int64_t rows = s.batch * oh * ow, chunk = im2col_chunk_rows(s, oh, ow);
     const sm90_variant variant = sm90_default_variant(g.kp, s.out_c);
+    const bool pixel = im2col_pixel_applies(s, oh, ow);
     for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
         const int64_t n = rows - row0 < chunk ? rows - row0 : chunk;
-        im2col_kernel<<<grid_for(n * (g.kp / 16)), kI2cThreads, 0, stream>>>(x, g, row0, n, a);
+        if (!pixel) {
+            im2col_kernel<<<grid_for(n * (g.kp / 16)), kI2cThreads, 0, stream>>>(x, g, row0, n, a);
+        } else {
+            const unsigned blocks = static_cast<unsigned>((n + kI2cThreads - 1) / kI2cThreads);
+            auto kernel = s.in_c == 3 ? im2col_pixel_kernel<7, 7, 3> : im2col_pixel_kernel<7, 7, 4>;
+            kernel<<<blocks, kI2cThreads, 0, stream>>>(x, g, row0, static_cast<int>(n), a);
+        }
         FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col)"));
         epilogue_args e = ep;  // the rows of this chunk: Y and Z from row row0 (per-column constants unchanged)
         e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
