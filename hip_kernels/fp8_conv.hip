@@ -1051,8 +1051,7 @@ extern "C" fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed
     const int64_t oh = fp8ort_conv_out_h(s), ow = fp8ort_conv_out_w(s);
     // a stem with few channels and a large kernel: im2col into the workspace, then the GEMM (16-byte aligned pieces)
     if (im2col_takes(format, *s, oh, ow) && workspace && workspace_bytes >= im2col_bytes(*s, oh, ow) &&
-        reinterpret_cast<uintptr_t>(workspace) % 16 == 0)
-    {
+        reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
         const fp8ort_status r = launch_im2col(x8, w8, format, *s, oh, ow, ep, workspace, st);
         return r == FP8ORT_OK ? ok() : r;
     }
