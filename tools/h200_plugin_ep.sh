@@ -36,8 +36,11 @@
 #            without its activation, and cuDNN FP16:
 #            layers_<model>.json / .log
 #   dwprof   Nsight Compute sections (speed of light, pipes, stalls, occupancy, hot instructions) of one convolution
-#            per DW_VARIANTS value (FP8ORT_DEPTHWISE, default "pixel tile") and DW_SHAPES entry ("c:hw:k:s[:m:group]",
-#            depthwise without m and group; batch 256), bench/profile_conv.py: dwprof.log
+#            per DW_VARIANTS value (of DW_VAR, default FP8ORT_DEPTHWISE "pixel tile") and DW_SHAPES entry
+#            ("c:hw:k:s[:m:group]", depthwise without m and group; batch 256), bench/profile_conv.py: dwprof.log;
+#            DW_REGEX (kernel names, default "depthwise|gemm|conv") and DW_COUNT (launches, default 1) pick what is
+#            profiled. The im2col stem route's two kernels: DW_VAR=FP8ORT_IM2COL DW_VARIANTS="off on"
+#            DW_SHAPES=3:224:7:2:64:1 DW_REGEX="im2col|gemm|conv" DW_COUNT=2
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
 #            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
@@ -150,21 +153,21 @@ for step in $steps; do
             > "$o/bench.log" 2>&1
         rc=$?; grep -E "batch|quantized|Error|error" "$o/bench.log" | head -40 ;;
     dwprof)
-        # Nsight Compute sections of one convolution per DW_VARIANTS value (FP8ORT_DEPTHWISE) and DW_SHAPES entry
+        # Nsight Compute sections of one convolution per DW_VARIANTS value (of DW_VAR) and DW_SHAPES entry
         # ("c:hw:k:s[:m:group]", depthwise without m and group; EfficientNet-B0's layers at batch 256 by default),
         # bench/profile_conv.py; all in dwprof.log
-        rc=0; mkdir -p /tmp/dwprof
+        rc=0; mkdir -p /tmp/dwprof; dw_var="${DW_VAR:-FP8ORT_DEPTHWISE}"
         for v in ${DW_VARIANTS:-pixel tile}; do
             for p in ${DW_SHAPES:-32:112:3:1 96:112:3:2 240:28:5:1}; do
                 IFS=: read -r c hw k st m g <<< "$p"
                 f="/tmp/dwprof/${v}_${p//:/_}.txt"
                 args=(--c "$c" --hw "$hw" --k "$k" --s "$st" --m "${m:-0}" --group "${g:-0}")
-                FP8ORT_DEPTHWISE=$v timeout "${PROFILE_TIMEOUT:-150}" ncu --kernel-name regex:"depthwise|gemm|conv" \
-                    --launch-skip 2 --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+                env "$dw_var=$v" timeout "${PROFILE_TIMEOUT:-150}" ncu --kernel-name regex:"${DW_REGEX:-depthwise|gemm|conv}" \
+                    --launch-skip 2 --launch-count "${DW_COUNT:-1}" --section SpeedOfLight --section ComputeWorkloadAnalysis \
                     --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
                     --section InstructionStats --section SourceCounters python3 bench/profile_conv.py "${args[@]}" \
                     > "$f" 2>&1 || rc=$?
-                FP8ORT_DEPTHWISE=$v python3 bench/profile_conv.py "${args[@]}" --calls 20 2>&1 | tail -2 | tr '\n' ' ' \
+                env "$dw_var=$v" python3 bench/profile_conv.py "${args[@]}" --calls 20 2>&1 | tail -2 | tr '\n' ' ' \
                     | sed "s/^/$v: /"; echo
             done
         done
