@@ -21,6 +21,11 @@
 #            process: gemm.json / gemm.log (bench/results/gemm_h200.json is this record)
 #   bench    bench/plugin_ep_gpu.py: exported ResNet-50 / EfficientNet-B0 / BERT-base through the EP vs PyTorch FP16
 #            (BENCH_ARGS: more arguments, e.g. "--models bert")
+#   record   the side-by-side record (bench/results/h200.json and its plot): bench/plugin_ep_gpu.py per model of
+#            RECORD_MODELS (default resnet50) with onnxruntime-gpu from ORT_GPU_SITE (default /tmp/ortsite, see
+#            bench/NOTES.md), laid over RECORD_OUT (default /tmp/record/h200.json, kept while the machine is warm) with
+#            --update, --plot; RECORD_ARGS adds arguments (e.g. "--systems torch_compile --torch-compile --batches
+#            256"); the record, plot and table are copied to $OUT after each model: record_<model>.log
 #   host     bench/host_overhead.py with FP8ORT_HOST_TIMING=1: a batch-1 run without graphs split between fp8ort's
 #            Compute calls and the rest, and the Memcpy nodes ORT inserted (HOST_MODELS, default "bert efficientnet_b0")
 #   ab       one model through the plugin EP once per value of an environment variable, one process each, in the
@@ -148,6 +153,17 @@ for step in $steps; do
         timeout "${SWEEP_TIMEOUT:-540}" python3 bench/export_sweep.py --device gpu --jobs "${SWEEP_JOBS:-8}" \
             --out "$o/export_sweep_gpu.json" > "$o/sweep.log" 2>&1
         rc=$?; grep -E "^\| " "$o/sweep.log" | head -30 ;;
+    record)
+        rc=0; rec="${RECORD_OUT:-/tmp/record/h200.json}"; mkdir -p "$(dirname "$rec")"
+        for m in ${RECORD_MODELS:-resnet50}; do
+            update=(); [ -f "$rec" ] && update=(--update)
+            timeout "${RECORD_TIMEOUT:-540}" python3 bench/plugin_ep_gpu.py --models "$m" --ort-gpu-site \
+                "${ORT_GPU_SITE:-/tmp/ortsite}" --out "$rec" "${update[@]}" --plot ${RECORD_ARGS:-} \
+                > "$o/record_$m.log" 2>&1 || rc=$?
+            grep -E "batch|Error|error" "$o/record_$m.log" | head -8
+            cp "${rec%.json}".json "${rec%.json}".md "${rec%.json}".png "$o/" 2> /dev/null
+        done
+        cat "$o"/record_*.log > "$o/record.log" ;;
     bench)
         timeout "${BENCH_TIMEOUT:-420}" python3 bench/plugin_ep_gpu.py --out "$o/${BENCH_OUT:-plugin_ep_h200}.json" ${BENCH_ARGS:-} \
             > "$o/bench.log" 2>&1
