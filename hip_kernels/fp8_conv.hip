@@ -559,18 +559,22 @@ __global__ void __launch_bounds__(kFcThreads)
 
 std::atomic<int> g_few_channels{0};  // fp8ort_conv_set_few_channels: 0 automatic, 1 off, 2 on
 
+// An on|off environment variable as the setters' values: 2 on, 1 off, 0 unset or anything else (the callers read it
+// once and let a setter's nonzero value take precedence).
+int on_off_from_env(const char* name) {
+    const char* v = getenv(name);
+    if (v && strcmp(v, "on") == 0) return 2;
+    if (v && strcmp(v, "off") == 0) return 1;
+    return 0;
+}
+
 // Whether the few-channel kernel takes a stem it supports: fp8ort_conv_set_few_channels's choice, or else
 // FP8ORT_FEW_CHANNELS=on|off from the environment (read once); automatic: 3x3 stems only. Measured on the H100 at
 // batch 256 (bench/NOTES.md): EfficientNet-B0's 3 -> 32 3x3 stem 1.25 -> 0.59 ms (+6% img/s for the model), but
 // ResNet-50's 3 -> 64 7x7 stem 2.12 -> 2.68 ms (slower: 147 FMAs per output on the vector units against the tensor
 // cores' padded 784).
 bool few_c_wanted(const fp8ort_conv_shape& s) {
-    static const int from_env = [] {
-        const char* v = getenv("FP8ORT_FEW_CHANNELS");
-        if (v && strcmp(v, "on") == 0) return 2;
-        if (v && strcmp(v, "off") == 0) return 1;
-        return 0;
-    }();
+    static const int from_env = on_off_from_env("FP8ORT_FEW_CHANNELS");
     const int set = g_few_channels.load();
     const int which = set != 0 ? set : from_env;
     return which == 2 || (which == 0 && s.kernel_h == 3);
@@ -753,12 +757,9 @@ std::atomic<int> g_im2col{0};  // fp8ort_conv_set_im2col: 0 automatic, 1 off, 2 
 
 // fp8ort_conv_set_im2col's choice, or else FP8ORT_IM2COL=on|off from the environment (read once); off when unset.
 bool im2col_wanted() {
-    static const bool from_env = [] {
-        const char* v = getenv("FP8ORT_IM2COL");
-        return v && strcmp(v, "on") == 0;
-    }();
+    static const int from_env = on_off_from_env("FP8ORT_IM2COL");
     const int set = g_im2col.load();
-    return set == 0 ? from_env : set == 2;
+    return (set != 0 ? set : from_env) == 2;
 }
 
 int64_t im2col_k(const fp8ort_conv_shape& s) { return s.kernel_h * s.kernel_w * s.in_c; }
