@@ -659,16 +659,18 @@ fp8ort_status launch_few_c(const uint8_t* x, const uint8_t* w, const fp8ort_conv
 // to 16 (147 -> 160), a chunk of rows at a time into the caller's workspace, and the wgmma GEMM runs on each chunk.
 // The packed weight [out_c, kh, kw, in_c] is [N, K] already; its copy with rows padded to the same K goes first into
 // the workspace. Without that workspace (fp8ort_conv_nhwc) such a stem runs unpadded on the portable kernel.
-// Measured on an H100 (bench/NOTES.md): ResNet-50's stem at batch 256 2.39 ms this way against 2.08 padded, the model
-// level with it; so it is off unless asked for (FP8ORT_IM2COL=on). That im2col kernel (im2col_kernel, still the one
-// for other shapes) gathered byte by byte with 64-bit index arithmetic per 16 bytes; 7x7 stems now take
-// im2col_pixel_kernel (a row per thread, compile-time byte positions, 32-bit indices), compiled only so far.
+// Measured on an H100 (bench/NOTES.md): with im2col_kernel (a byte gather with 64-bit index arithmetic per 16 bytes,
+// still the one for other shapes) ResNet-50's stem took 2.39 ms at batch 256 against 2.08 padded; with
+// im2col_pixel_kernel (7x7 stems: a row per thread, compile-time byte positions, 32-bit indices) 1.65 ms, and
+// ResNet-50 +4.4% img/s at batch 256, +3.7% at 32 (both A/B runs). So the route is on by default (FP8ORT_IM2COL=off
+// or fp8ort_conv_set_im2col(1) keep the padded form).
 constexpr int64_t kI2cChunkRows = int64_t{1} << 17;  // A chunk of 21 MB at K = 160: written and read back in L2
 constexpr int kI2cThreads = 256;
 
 struct im2col_geometry {
     int64_t in_h, in_w, out_h, out_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w;
     int in_c, kernel_w, k, kp;  // K = kernel_h * kernel_w * in_c, kp: K rounded up to 16
+    int64_t x_bytes;            // X's size: im2col_pixel_kernel's word loads stay inside it
 };
 
 // A[r][0..kp) for rows row0 + r, r < rows: one thread per 16 bytes of a row, taps outside the input and the columns
@@ -703,44 +705,82 @@ __global__ void __launch_bounds__(kI2cThreads)
 }
 
 // The stems seen in exports (7x7 over 3 or 4 channels): one thread per output pixel assembles its row of A in
-// registers (the tap order and the byte positions known at compile time) and writes it as 16-byte stores; 32-bit
-// indices (im2col_pixel_applies bounds the sizes).
+// registers (the tap order and the byte positions known at compile time); 32-bit indices (im2col_pixel_applies bounds
+// the sizes). Where a pixel's window lies inside the image along W (dilation 1), each kernel row's KW * C contiguous
+// bytes of X come in as aligned 32-bit words, shifted into place (was one byte load per tap and channel: 147 per
+// row); the others, at the left and right borders, gather bytes. The block's rows, contiguous in A, go out through
+// shared memory as coalesced 16-byte stores (a row per thread stored 16 bytes at a 160-byte stride).
+constexpr int kI2cPixelThreads = 128;
+
 template <int KH, int KW, int C>
-__global__ void __launch_bounds__(kI2cThreads)
+__global__ void __launch_bounds__(kI2cPixelThreads)
     im2col_pixel_kernel(const uint8_t* __restrict__ x, im2col_geometry g, int64_t row0, int rows, uint8_t* __restrict__ a) {
     constexpr int kK = KH * KW * C, kWords = (kK + 15) / 16 * 4;
-    const int r = static_cast<int>(blockIdx.x) * blockDim.x + static_cast<int>(threadIdx.x);
-    if (r >= rows) return;
-    const int in_h = static_cast<int>(g.in_h), in_w = static_cast<int>(g.in_w);
-    const uint32_t row = static_cast<uint32_t>(row0 + r), out_w = static_cast<uint32_t>(g.out_w);
-    const uint32_t t = row / out_w, ox = row - t * out_w;
-    const uint32_t b = t / static_cast<uint32_t>(g.out_h), oy = t - b * static_cast<uint32_t>(g.out_h);
-    const int iy0 = static_cast<int>(oy) * static_cast<int>(g.stride_h) - static_cast<int>(g.pad_top);
-    const int ix0 = static_cast<int>(ox) * static_cast<int>(g.stride_w) - static_cast<int>(g.pad_left);
-    const int dh = static_cast<int>(g.dilation_h), dw = static_cast<int>(g.dilation_w);
+    constexpr int kRowBytes = KW * C;                 // one kernel row's bytes of X, contiguous at dilation 1
+    constexpr int kNorm = (kRowBytes + 3) / 4;        // words holding them once shifted to a word boundary
+    constexpr int kLoad = kNorm + 1;                  // aligned words read to cover them at any misalignment
+    constexpr int kLastBytes = kRowBytes - 4 * (kNorm - 1);
+    __shared__ uint4 staged[kI2cPixelThreads * kWords / 4];
+    const int first = static_cast<int>(blockIdx.x) * kI2cPixelThreads;
+    const int r = first + static_cast<int>(threadIdx.x);
     uint32_t w[kWords];
 #pragma unroll
     for (int i = 0; i < kWords; ++i) w[i] = 0u;
+    if (r < rows) {
+        const int in_h = static_cast<int>(g.in_h), in_w = static_cast<int>(g.in_w);
+        const uint32_t row = static_cast<uint32_t>(row0 + r), out_w = static_cast<uint32_t>(g.out_w);
+        const uint32_t t = row / out_w, ox = row - t * out_w;
+        const uint32_t b = t / static_cast<uint32_t>(g.out_h), oy = t - b * static_cast<uint32_t>(g.out_h);
+        const int iy0 = static_cast<int>(oy) * static_cast<int>(g.stride_h) - static_cast<int>(g.pad_top);
+        const int ix0 = static_cast<int>(ox) * static_cast<int>(g.stride_w) - static_cast<int>(g.pad_left);
+        const int dh = static_cast<int>(g.dilation_h), dw = static_cast<int>(g.dilation_w);
+        const bool inside_w = dw == 1 && ix0 >= 0 && ix0 + KW - 1 < in_w;
+        const uintptr_t x_begin = reinterpret_cast<uintptr_t>(x), x_end = x_begin + static_cast<uintptr_t>(g.x_bytes);
 #pragma unroll
-    for (int ky = 0; ky < KH; ++ky) {
-        const int iy = iy0 + ky * dh;
-        if (iy < 0 || iy >= in_h) continue;
-        const uint8_t* xr = x + (static_cast<uint32_t>(b) * static_cast<uint32_t>(in_h) + static_cast<uint32_t>(iy)) *
-                                    static_cast<uint32_t>(in_w) * C;
+        for (int ky = 0; ky < KH; ++ky) {
+            const int iy = iy0 + ky * dh;
+            if (iy < 0 || iy >= in_h) continue;
+            const uint8_t* xr = x + (static_cast<uint32_t>(b) * static_cast<uint32_t>(in_h) + static_cast<uint32_t>(iy)) *
+                                        static_cast<uint32_t>(in_w) * C;
+            const uintptr_t start = reinterpret_cast<uintptr_t>(xr + ix0 * C);
+            const uintptr_t base = start & ~uintptr_t{3};
+            if (inside_w && base >= x_begin && base + 4 * kLoad <= x_end) {
+                // the row's bytes as words from a word boundary, then into A at byte ky * kRowBytes (compile time)
+                const uint32_t* src = reinterpret_cast<const uint32_t*>(base);
+                uint32_t ld[kLoad];
 #pragma unroll
-        for (int kx = 0; kx < KW; ++kx) {
-            const int ix = ix0 + kx * dw;
-            if (ix < 0 || ix >= in_w) continue;
+                for (int j = 0; j < kLoad; ++j) ld[j] = src[j];
+                const uint32_t shift = static_cast<uint32_t>(start - base) * 8;
 #pragma unroll
-            for (int c = 0; c < C; ++c) {
-                const int k = (ky * KW + kx) * C + c;
-                w[k / 4] |= static_cast<uint32_t>(xr[ix * C + c]) << (8 * (k % 4));
+                for (int j = 0; j < kNorm; ++j) {
+                    uint32_t v = __funnelshift_r(ld[j], ld[j + 1], shift);
+                    if (j == kNorm - 1 && kLastBytes < 4) v &= (1u << (8 * kLastBytes)) - 1u;
+                    const int pos = ky * kRowBytes + 4 * j, d = pos % 4;  // compile-time once unrolled
+                    w[pos / 4] |= v << (8 * d);
+                    if (d != 0 && pos / 4 + 1 < kWords) w[pos / 4 + 1] |= v >> (32 - 8 * d);
+                }
+                continue;
+            }
+#pragma unroll
+            for (int kx = 0; kx < KW; ++kx) {
+                const int ix = ix0 + kx * dw;
+                if (ix < 0 || ix >= in_w) continue;
+#pragma unroll
+                for (int c = 0; c < C; ++c) {
+                    const int k = (ky * KW + kx) * C + c;
+                    w[k / 4] |= static_cast<uint32_t>(xr[ix * C + c]) << (8 * (k % 4));
+                }
             }
         }
     }
-    uint4* dst = reinterpret_cast<uint4*>(a + static_cast<size_t>(r) * (kWords * 4));
+    // the block's rows are contiguous in A: staged in shared memory, then stored 16 bytes per thread and step
 #pragma unroll
-    for (int q = 0; q < kWords / 4; ++q) dst[q] = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+    for (int q = 0; q < kWords / 4; ++q)
+        staged[threadIdx.x * (kWords / 4) + q] = make_uint4(w[4 * q], w[4 * q + 1], w[4 * q + 2], w[4 * q + 3]);
+    __syncthreads();
+    const int block_rows = rows - first < kI2cPixelThreads ? rows - first : kI2cPixelThreads;
+    uint4* dst = reinterpret_cast<uint4*>(a + static_cast<size_t>(first) * (kWords * 4));
+    for (int i = static_cast<int>(threadIdx.x); i < block_rows * (kWords / 4); i += kI2cPixelThreads) dst[i] = staged[i];
 }
 
 // The packed weight's rows [n][k] (k < K) padded with +0 to kp bytes.
@@ -755,11 +795,11 @@ __global__ void pad_rows_kernel(const uint8_t* __restrict__ w, int64_t n, int k,
 
 std::atomic<int> g_im2col{0};  // fp8ort_conv_set_im2col: 0 automatic, 1 off, 2 on
 
-// fp8ort_conv_set_im2col's choice, or else FP8ORT_IM2COL=on|off from the environment (read once); off when unset.
+// fp8ort_conv_set_im2col's choice, or else FP8ORT_IM2COL=on|off from the environment (read once); on when unset.
 bool im2col_wanted() {
     static const int from_env = on_off_from_env("FP8ORT_IM2COL");
     const int set = g_im2col.load();
-    return (set != 0 ? set : from_env) == 2;
+    return (set != 0 ? set : from_env) != 1;
 }
 
 int64_t im2col_k(const fp8ort_conv_shape& s) { return s.kernel_h * s.kernel_w * s.in_c; }
@@ -808,6 +848,7 @@ fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_forma
     g.pad_top = s.pad_top, g.pad_left = s.pad_left, g.dilation_h = s.dilation_h, g.dilation_w = s.dilation_w;
     g.in_c = static_cast<int>(s.in_c), g.kernel_w = static_cast<int>(s.kernel_w);
     g.k = static_cast<int>(im2col_k(s)), g.kp = static_cast<int>(im2col_kp(s));
+    g.x_bytes = s.batch * s.in_h * s.in_w * s.in_c;
     uint8_t* w_rows = static_cast<uint8_t*>(workspace);
     uint8_t* a = w_rows + im2col_weight_bytes(s);
     const auto grid_for = [](int64_t items) {
@@ -824,15 +865,104 @@ fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_forma
         if (!pixel) {
             im2col_kernel<<<grid_for(n * (g.kp / 16)), kI2cThreads, 0, stream>>>(x, g, row0, n, a);
         } else {
-            const unsigned blocks = static_cast<unsigned>((n + kI2cThreads - 1) / kI2cThreads);
+            const unsigned blocks = static_cast<unsigned>((n + kI2cPixelThreads - 1) / kI2cPixelThreads);
             auto kernel = s.in_c == 3 ? im2col_pixel_kernel<7, 7, 3> : im2col_pixel_kernel<7, 7, 4>;
-            kernel<<<blocks, kI2cThreads, 0, stream>>>(x, g, row0, static_cast<int>(n), a);
+            kernel<<<blocks, kI2cPixelThreads, 0, stream>>>(x, g, row0, static_cast<int>(n), a);
         }
         FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col)"));
         epilogue_args e = ep;  // the rows of this chunk: Y and Z from row row0 (per-column constants unchanged)
         e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
         if (ep.z) e.z = static_cast<const uint8_t*>(ep.z) + row0 * ep.ld * output_element_bytes(ep.z_type);
         FP8ORT_TRY(launch_gemm_sm90(a, w_rows, f, n, s.out_c, g.kp, variant, e, sm90_split{}, stream));
+    }
+    return FP8ORT_OK;
+}
+
+// ---- Strided 1x1 convolutions (ResNet's downsampling shortcuts) through a subsampled copy of X ----
+// A 1x1 convolution at stride 2 reads every other pixel of every other row: the implicit GEMM gathered those rows
+// with its producer threads for every column tile (ResNet-50's 256 -> 512 shortcut at batch 256: 0.55 ms on an H100
+// against cuDNN FP16's 0.13, bench/NOTES.md). Here the rows are copied once into the caller's workspace, 16 MB of
+// them at a time (written and read back in L2), and the TMA GEMM runs on each chunk, as a stride-1 1x1 convolution
+// does on X itself; the packed weight [out_c, 1, 1, in_c] is its B.
+constexpr int64_t kSubChunkBytes = int64_t{1} << 24;
+
+struct subsample_geometry {
+    uint32_t in_h, in_w, stride_h, stride_w, out_h, out_w;
+    uint32_t vecs;  // 16-byte pieces per pixel: in_c / 16
+    fast_div by_vecs, by_out_w, by_out_h;
+};
+
+// A[r] = X[b, oy * stride_h, ox * stride_w, :] for rows row0 + r, one 16-byte piece per thread and step; X and the
+// rows hold fewer than 2^31 bytes (subsample_takes), so 32-bit indices.
+__global__ void __launch_bounds__(kI2cThreads)
+    subsample_kernel(const uint4* __restrict__ x, subsample_geometry g, uint32_t row0, uint32_t items,
+                     uint4* __restrict__ a) {
+    const uint32_t step = gridDim.x * blockDim.x;  // items + step < 2^32
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += step) {
+        const uint32_t r = g.by_vecs.div(i), j = i - r * g.vecs;
+        const uint32_t row = row0 + r;
+        const uint32_t t = g.by_out_w.div(row), ox = row - t * g.out_w;
+        const uint32_t b = g.by_out_h.div(t), oy = t - b * g.out_h;
+        a[i] = x[((b * g.in_h + oy * g.stride_h) * g.in_w + ox * g.stride_w) * g.vecs + j];
+    }
+}
+
+std::atomic<int> g_strided_1x1{0};  // fp8ort_conv_set_strided_1x1: 0 automatic, 1 off, 2 on
+
+// fp8ort_conv_set_strided_1x1's choice, or else FP8ORT_STRIDED_1X1=on|off from the environment (read once); on when
+// unset.
+bool subsample_wanted() {
+    static const int from_env = on_off_from_env("FP8ORT_STRIDED_1X1");
+    const int set = g_strided_1x1.load();
+    return (set != 0 ? set : from_env) != 1;
+}
+
+int64_t subsample_chunk_rows(const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    const int64_t rows = s.batch * oh * ow, most = kSubChunkBytes / s.in_c / 128 * 128;
+    const int64_t chunk = most > 128 ? most : 128;
+    return rows < chunk ? rows : chunk;
+}
+size_t subsample_bytes(const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    return static_cast<size_t>(subsample_chunk_rows(s, oh, ow) * s.in_c);
+}
+
+// Whether the subsampling route takes a shape (given its workspace and 16-byte aligned X and weight): a 1x1
+// kernel, group 1, a stride above 1, no padding, in_c % 16 == 0, X and the rows of A under 2^31 bytes, and a GEMM
+// the sm90a kernel runs; no kernel override (A/B runs of the convolution variants keep the implicit GEMM).
+bool subsample_takes(fp8ort_fp8_format f, const fp8ort_conv_shape& s, int64_t oh, int64_t ow) {
+    if (!subsample_wanted() || gemm_kernel_override() != 0 || conv_kernel_override() != 0) return false;
+    if (s.kernel_h != 1 || s.kernel_w != 1 || s.group != 1 || (s.stride_h == 1 && s.stride_w == 1)) return false;
+    if (s.pad_top != 0 || s.pad_left != 0 || s.pad_bottom != 0 || s.pad_right != 0) return false;
+    if (s.in_c % 16 != 0 || s.batch <= 0 || oh <= 0 || ow <= 0) return false;
+    constexpr int64_t kLimit = int64_t{1} << 31;
+    if (s.batch * s.in_h * s.in_w * s.in_c >= kLimit || s.batch * oh * ow * s.in_c >= kLimit) return false;
+    return gemm_takes_sm90(f, subsample_chunk_rows(s, oh, ow), s.out_c, s.in_c);
+}
+
+fp8ort_status launch_subsample(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format f, const fp8ort_conv_shape& s,
+                               int64_t oh, int64_t ow, const epilogue_args& ep, void* workspace, hipStream_t stream) {
+    subsample_geometry g;
+    g.in_h = static_cast<uint32_t>(s.in_h), g.in_w = static_cast<uint32_t>(s.in_w);
+    g.stride_h = static_cast<uint32_t>(s.stride_h), g.stride_w = static_cast<uint32_t>(s.stride_w);
+    g.out_h = static_cast<uint32_t>(oh), g.out_w = static_cast<uint32_t>(ow);
+    g.vecs = static_cast<uint32_t>(s.in_c / 16);
+    g.by_vecs = fast_div::make(g.vecs), g.by_out_w = fast_div::make(g.out_w), g.by_out_h = fast_div::make(g.out_h);
+    uint4* a = static_cast<uint4*>(workspace);
+    const int64_t rows = s.batch * oh * ow, chunk = subsample_chunk_rows(s, oh, ow);
+    const sm90_variant variant = sm90_default_variant(s.in_c, s.out_c);
+    const int64_t most_blocks = int64_t{multiprocessors()} * 16;
+    for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
+        const int64_t n = rows - row0 < chunk ? rows - row0 : chunk;
+        const int64_t items = n * g.vecs, blocks = (items + kI2cThreads - 1) / kI2cThreads;
+        subsample_kernel<<<static_cast<unsigned>(blocks < most_blocks ? blocks : most_blocks), kI2cThreads, 0,
+                           stream>>>(reinterpret_cast<const uint4*>(x), g, static_cast<uint32_t>(row0),
+                                     static_cast<uint32_t>(items), a);
+        FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (subsample)"));
+        epilogue_args e = ep;  // the rows of this chunk: Y and Z from row row0 (per-column constants unchanged)
+        e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
+        if (ep.z) e.z = static_cast<const uint8_t*>(ep.z) + row0 * ep.ld * output_element_bytes(ep.z_type);
+        FP8ORT_TRY(launch_gemm_sm90(reinterpret_cast<const uint8_t*>(a), w, f, n, s.out_c, s.in_c, variant, e,
+                                    sm90_split{}, stream));
     }
     return FP8ORT_OK;
 }
@@ -915,6 +1045,7 @@ using namespace fp8ort;
 extern "C" void fp8ort_conv_set_few_channels(int which) { g_few_channels.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_conv_set_im2col(int which) { g_im2col.store(which == 1 || which == 2 ? which : 0); }
+extern "C" void fp8ort_conv_set_strided_1x1(int which) { g_strided_1x1.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_conv_set_depthwise_variant(fp8ort_depthwise_variant which) {
     g_depthwise_variant.store(which == FP8ORT_DEPTHWISE_PIXEL || which == FP8ORT_DEPTHWISE_TILE ? which
@@ -949,6 +1080,7 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
     if (is_pointwise(s)) return fp8ort_gemm_kernel_name(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return "few_channels";
     if (im2col_takes(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s))) return "im2col_wgmma_sm90a";
+    if (subsample_takes(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s))) return "subsample_wgmma_sm90a";
     if (conv_takes_sm90(format, *s, nullptr, nullptr))
         return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
                                                                                       : "wgmma_sm90a";
@@ -1022,6 +1154,7 @@ extern "C" size_t fp8ort_conv_workspace_bytes(fp8ort_fp8_format format, const fp
     if (is_pointwise(s)) return fp8ort_gemm_workspace_bytes(format, s->batch * s->in_h * s->in_w, s->out_c, s->in_c);
     const int64_t oh = fp8ort_conv_out_h(s), ow = fp8ort_conv_out_w(s);
     if (im2col_takes(format, *s, oh, ow)) return im2col_bytes(*s, oh, ow);
+    if (subsample_takes(format, *s, oh, ow)) return subsample_bytes(*s, oh, ow);
     return sm90_split_bytes(conv_splits(format, *s, nullptr, nullptr), conv_outputs(s));
 }
 
@@ -1054,6 +1187,13 @@ extern "C" fp8ort_status fp8ort_conv_nhwc_ws(const void* x, const void* w_packed
     if (im2col_takes(format, *s, oh, ow) && workspace && workspace_bytes >= im2col_bytes(*s, oh, ow) &&
         reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
         const fp8ort_status r = launch_im2col(x8, w8, format, *s, oh, ow, ep, workspace, st);
+        return r == FP8ORT_OK ? ok() : r;
+    }
+    // a strided 1x1 convolution: its rows of X copied into the workspace, then the GEMM (16-byte aligned pieces)
+    if (subsample_takes(format, *s, oh, ow) && workspace && workspace_bytes >= subsample_bytes(*s, oh, ow) &&
+        reinterpret_cast<uintptr_t>(workspace) % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(w_packed) % 16 == 0) {
+        const fp8ort_status r = launch_subsample(x8, w8, format, *s, oh, ow, ep, workspace, st);
         return r == FP8ORT_OK ? ok() : r;
     }
     const sm90_split split =

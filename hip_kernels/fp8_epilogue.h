@@ -30,12 +30,17 @@ struct epilogue_args {
     float act_alpha;
     float act_beta;
     bool silu_inline;  // the tile epilogues evaluate SiLU inline instead of calling apply_activation4 (tile_silu_inline)
+    bool z_ahead;      // the sm90a tile epilogues load an E4M3FN residual rows ahead (epilogue_rows_z_ahead, tile_z_ahead)
 };
 
 // Host: whether make_epilogue_args asks the sm90a tile epilogues to inline SiLU (fp8ort_epilogue_set_silu_variant, or
 // FP8ORT_TILE_SILU=call|inline read once; the default is inline, measured faster on EfficientNet-B0). Both give the
 // same bits.
 bool tile_silu_inline();
+
+// Host: whether make_epilogue_args asks the sm90a tile epilogues to load an E4M3FN residual rows ahead
+// (fp8ort_epilogue_set_z_ahead, or FP8ORT_Z_AHEAD=on|off read once; on when unset). Both give the same bits.
+bool tile_z_ahead();
 
 constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5
 constexpr float kHardSwishBeta = 0.5f;
@@ -322,6 +327,40 @@ __device__ __forceinline__ void epilogue_quad(const epilogue_args& p, const epil
     epilogue_quad_z<Y, kInlineAct, kActQuad>(p, sc, cc, v, z, idx, count, vec_y);
 }
 
+// epilogue_rows with an E4M3FN residual read 4 bytes at a time (vec_z): the Z words of kZAhead rows are loaded before
+// any of those rows is stored, so a thread has kZAhead loads in flight instead of one load, its wait and its store
+// per row (the compiler cannot move a load of Z past a store to Y), and the four codes of a word are decoded
+// together (decode4_fp8: the hardware conversion, where decode_any decodes each byte in software after a switch on
+// the type). Same values as load_z4: both decodes are exact, then the same product with z_scale. A thread reads and
+// writes only its own elements, so Y may even be Z.
+template <int Y>
+__device__ __forceinline__ void epilogue_rows_z_ahead(const epilogue_args& p, const epilogue_scalars& sc,
+                                                      const float* s, int ld_s, int r_begin, int r_end, int r_step,
+                                                      int c, int count, int64_t idx, int64_t idx_step,
+                                                      const column_consts (&cc)[4], bool vec_y) {
+    constexpr int kZAhead = 8;
+    const uint8_t* z = static_cast<const uint8_t*>(p.z);
+    for (int r = r_begin; r < r_end; r += kZAhead * r_step, idx += kZAhead * idx_step) {
+        uint32_t zw[kZAhead];
+#pragma unroll
+        for (int g = 0; g < kZAhead; ++g)
+            zw[g] = r + g * r_step < r_end ? *reinterpret_cast<const uint32_t*>(z + idx + g * idx_step) : 0u;
+#pragma unroll
+        for (int g = 0; g < kZAhead; ++g) {
+            if (r + g * r_step >= r_end) break;
+            const float4 a4 = *reinterpret_cast<const float4*>(s + (r + g * r_step) * ld_s + c);
+            float v[4] = {a4.x, a4.y, a4.z, a4.w};
+            float zv[4];
+            decode4_fp8<FP8ORT_E4M3FN>(zw[g], zv);
+            if (p.z_scale) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) zv[e] = fp8ort_mul_rn(zv[e], sc.z_scale);
+            }
+            epilogue_quad_z<Y, false, true>(p, sc, cc, v, zv, idx + g * idx_step, count, vec_y);
+        }
+    }
+}
+
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
 // parallelism: the epilogue runs with few warps per multiprocessor.
 template <int Y, bool kActQuad>
@@ -331,6 +370,14 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
     // element offsets advance by a stride instead of a 64-bit multiply per row
     int64_t idx = (row0 + r_begin) * p.ld + gcol;
     const int64_t idx_step = static_cast<int64_t>(r_step) * p.ld;
+    // the residual layers of the models (an E4M3FN Z into an E4M3FN Y) in the sm90a tile epilogues (kActQuad: the
+    // callers whose registers are free here); other types and the portable GEMM keep the row loop below
+    if constexpr (kActQuad && Y == FP8ORT_E4M3FN) {
+        if (p.z && vec_z && p.z_type == FP8ORT_E4M3FN && p.z_ahead) {
+            epilogue_rows_z_ahead<Y>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, idx, idx_step, cc, vec_y);
+            return;
+        }
+    }
 #pragma unroll 4
     for (int r = r_begin; r < r_end; r += r_step, idx += idx_step) {
         const float4 a4 = *reinterpret_cast<const float4*>(s + r * ld_s + c);
@@ -425,7 +472,7 @@ inline fp8ort_status make_epilogue_args(const char* op, const fp8ort_epilogue* e
     const bool relu = e->relu == 1 || act == FP8ORT_ACT_RELU;
     *out = epilogue_args{e->x_scale, e->w_scale, e->w_scale_count != 1, e->bias, e->z, e->z_type, e->z_scale,
                          e->y_scale, relu, e->y_type, y, ld, 0,
-                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi, tile_silu_inline()};
+                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi, tile_silu_inline(), tile_z_ahead()};
     return FP8ORT_OK;
 }
 

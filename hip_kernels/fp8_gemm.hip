@@ -14,6 +14,7 @@ namespace {
 constexpr int kPackTile = 32;
 std::atomic<int> g_kernel_override{0};
 std::atomic<int> g_silu_variant{0};  // fp8ort_epilogue_set_silu_variant: 0 the environment's choice, 1 call, 2 inline
+std::atomic<int> g_z_ahead{0};       // fp8ort_epilogue_set_z_ahead: 0 the environment's choice, 1 off, 2 on
 
 // [K, N] -> [N, K] through a shared-memory tile, so both sides stay coalesced.
 __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, int64_t n, uint8_t* __restrict__ out) {
@@ -274,6 +275,15 @@ bool tile_silu_inline() {
     return which == 0 ? from_env : which == 2;
 }
 
+bool tile_z_ahead() {
+    static const bool from_env = [] {
+        const char* v = getenv("FP8ORT_Z_AHEAD");  // on unless "off"
+        return !(v && strcmp(v, "off") == 0);
+    }();
+    const int which = g_z_ahead.load();
+    return which == 0 ? from_env : which == 2;
+}
+
 bool device_is_sm90() {
 #if defined(FP8ORT_CUDA)
     device_info dev;
@@ -312,6 +322,8 @@ extern "C" fp8ort_status fp8ort_gemm_pack_weight(const void* w, int trans_b, int
 extern "C" void fp8ort_gemm_set_kernel_override(int which) { g_kernel_override.store(which); }
 
 extern "C" void fp8ort_epilogue_set_silu_variant(int which) { g_silu_variant.store(which == 1 || which == 2 ? which : 0); }
+
+extern "C" void fp8ort_epilogue_set_z_ahead(int which) { g_z_ahead.store(which == 1 || which == 2 ? which : 0); }
 
 // The sm90a variant for an override value (0 or 2: by K and N).
 sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {

@@ -173,6 +173,11 @@ FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
  * environment's choice, FP8ORT_TILE_SILU=call|inline (read once; unset: inline), 1 = one out-of-line call per four
  * values, 2 = inlined. Takes effect for launches made after the call. */
 FP8ORT_GPU_API void fp8ort_epilogue_set_silu_variant(int which);
+/* How the sm90a GEMM and convolution tile epilogues read an E4M3FN residual Z into an E4M3FN output (tests, A/B runs;
+ * the same bits either way): 0 = the environment's choice, FP8ORT_Z_AHEAD=on|off (read once; unset: on), 1 = a row
+ * at a time (load, epilogue, store), 2 = the Z words of eight rows loaded before any of them is stored, decoded four
+ * codes at a time. Takes effect for launches made after the call. */
+FP8ORT_GPU_API void fp8ort_epilogue_set_z_ahead(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never
  * linked) ----
@@ -243,9 +248,15 @@ FP8ORT_GPU_API void fp8ort_conv_set_few_channels(int which);
  * not take: with the workspace fp8ort_conv_workspace_bytes gives, fp8ort_conv_nhwc_ws writes the rows of the implicit
  * GEMM (K = kh * kw * in_c rounded up to 16, not 16 channels per tap) into it a chunk at a time and runs the sm90a
  * GEMM on them ("im2col_wgmma_sm90a"; sm_90 only; no padding of X). 2 takes that route where it applies, 1 keeps the
- * padded implicit GEMM, 0 reads FP8ORT_IM2COL=on|off (off when unset: measured slower than the padded form on
- * ResNet-50's stem). Without the workspace such a stem runs unpadded on the portable kernel. */
+ * padded implicit GEMM, 0 reads FP8ORT_IM2COL=on|off (on when unset: ResNet-50's stem 2.08 -> 1.65 ms at batch
+ * 256 on an H100). Without the workspace such a stem runs unpadded on the portable kernel. */
 FP8ORT_GPU_API void fp8ort_conv_set_im2col(int which);
+/* 1x1 convolutions with a stride above 1 (ResNet's downsampling shortcuts; group 1, no padding, in_c % 16 == 0): with
+ * the workspace fp8ort_conv_workspace_bytes gives and 16-byte aligned X and weight, fp8ort_conv_nhwc_ws copies the
+ * pixels they read into it (16 MB at a time) and runs the sm90a GEMM on them ("subsample_wgmma_sm90a"; sm_90 only).
+ * 2 takes that route where it applies, 1 keeps the implicit GEMM, 0 reads FP8ORT_STRIDED_1X1=on|off (on when
+ * unset). */
+FP8ORT_GPU_API void fp8ort_conv_set_strided_1x1(int which);
 /* Y[batch, out_h, out_w, out_c] = epilogue(conv(X, W)); X is FP8 NHWC with the packed weight's format. */
 FP8ORT_GPU_API fp8ort_status fp8ort_conv_nhwc(const void* x, const void* w_packed, fp8ort_fp8_format format,
                                               const fp8ort_conv_shape* s, const fp8ort_epilogue* epilogue, void* y,

@@ -1,5 +1,6 @@
 // FP8MaxPool on the GPU: 2-D max pooling of NHWC data (FP8, float32 or float16). One thread per (output pixel,
-// group of V channels); FP8 with C % 4 == 0 and 4-byte aligned pointers loads and stores 4 channels as 32 bits.
+// group of V channels); FP8 with C % 4 == 0 and 4-byte aligned pointers loads and stores 4 channels as 32 bits
+// (E4M3FN on NVIDIA: 16 channels as 128 bits where C % 16 == 0, compared as order keys, max_pool_e4m3_kernel).
 // The rules of docs/operators.md: padding never wins, a NaN tap wins for good, ties go to the first tap.
 #include "fp8_conv_source.h"  // fast_div
 #include "fp8_numerics.h"
@@ -137,6 +138,99 @@ __global__ void __launch_bounds__(kPoolThreads)
     }
 }
 
+#if defined(FP8ORT_CUDA)
+// E4M3FN through order keys (NVIDIA): a code's key is monotone in its value (key = code ^ 0x80 for a clear sign bit,
+// ~code for a set one; +0's key 0x80 lies above -0's 0x7f), and equal finite values are equal codes apart from +-0,
+// so the largest key over a window names the winning element by the rules above, except where the window holds a
+// NaN (it wins for good, the first in window order) or a -0 (which a later +0 must not overtake): a word of four
+// lanes whose window holds either is taken again by window_max. Per tap and four lanes: the key, two byte moves and
+// two 16-bit-lane maxima, against four decodes and four compare-and-select chains.
+__device__ __forceinline__ uint32_t sign_bytes(uint32_t w) {  // 0xff in the bytes whose bit 7 is set, else 0
+    uint32_t r;
+    asm("prmt.b32 %0, %1, 0, 0xba98;" : "=r"(r) : "r"(w));
+    return r;
+}
+
+struct e4m3_max4 {
+    uint32_t lo = 0, hi = 0;  // the largest keys of lanes 0, 1 and of lanes 2, 3, as 16-bit lanes
+    uint32_t special = 0;     // nonzero once a NaN or -0 code was seen in any lane
+
+    __device__ __forceinline__ void take(uint32_t w) {
+        const uint32_t key = w ^ (sign_bytes(w) | 0x80808080u);
+        lo = __vmaxu2(lo, __byte_perm(key, 0u, 0x4140));
+        hi = __vmaxu2(hi, __byte_perm(key, 0u, 0x4342));
+        const uint32_t t = w ^ 0x80808080u;  // a zero byte where w holds -0
+        special |= (((w & 0x7f7f7f7fu) + 0x01010101u) | ((t - 0x01010101u) & ~t)) & 0x80808080u;
+    }
+    __device__ __forceinline__ uint32_t codes() const {
+        const uint32_t key = __byte_perm(lo, hi, 0x6420);
+        return key ^ (~sign_bytes(key) | 0x80808080u);
+    }
+};
+
+// C % 4 == 0 E4M3FN pooling with 32-bit offsets: NW words (4 channels each) of one output pixel per thread, NW = 4
+// where C % 16 == 0 and X, Y are 16-byte aligned (one 16-byte load per tap), else 1.
+template <int NW>
+__global__ void __launch_bounds__(kPoolThreads)
+    max_pool_e4m3_kernel(const uint8_t* __restrict__ x, uint8_t* __restrict__ y, pool_geometry g) {
+    using E = Fp8Elem<FP8ORT_E4M3FN>;
+    const uint32_t step = gridDim.x * blockDim.x;  // count + step < 2^32
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += step) {
+        const uint32_t pix = g.by_groups.div(i);
+        const int c0 = static_cast<int>(i - pix * g.by_groups.d) * (4 * NW);
+        const uint32_t image_row = g.by_out_w.div(pix);
+        const int ox = static_cast<int>(pix - image_row * g.out_w);
+        const uint32_t n = g.by_out_h.div(image_row);
+        const int oy = static_cast<int>(image_row - n * g.out_h);
+        const int y0 = oy * g.stride_h - g.pad_top, x0 = ox * g.stride_w - g.pad_left;
+        e4m3_max4 m[NW];
+        bool any = false;
+        for (int ky = 0; ky < g.kernel_h; ++ky) {
+            const int iy = y0 + ky * g.dilation_h;
+            if (iy < 0 || iy >= g.in_h) continue;
+            const uint8_t* row = x + (n * g.in_h + iy) * static_cast<uint32_t>(g.in_w) * g.c + c0;
+            for (int kx = 0; kx < g.kernel_w; ++kx) {
+                const int ix = x0 + kx * g.dilation_w;
+                if (ix < 0 || ix >= g.in_w) continue;
+                const uint8_t* p = row + static_cast<uint32_t>(ix) * g.c;
+                if constexpr (NW == 4) {
+                    const uint4 q = *reinterpret_cast<const uint4*>(p);
+                    m[0].take(q.x), m[1].take(q.y), m[2].take(q.z), m[3].take(q.w);
+                } else {
+                    m[0].take(*reinterpret_cast<const uint32_t*>(p));
+                }
+                any = true;
+            }
+        }
+        uint32_t out[NW];
+#pragma unroll
+        for (int j = 0; j < NW; ++j) {
+            out[j] = m[j].codes();
+            if (any && m[j].special == 0) continue;
+            window_max<E, 4> exact;  // a NaN or -0 in the window (or no tap at all): the rules tap by tap
+            for (int ky = 0; ky < g.kernel_h; ++ky) {
+                const int iy = y0 + ky * g.dilation_h;
+                if (iy < 0 || iy >= g.in_h) continue;
+                const uint8_t* row = x + (n * g.in_h + iy) * static_cast<uint32_t>(g.in_w) * g.c + c0 + 4 * j;
+                for (int kx = 0; kx < g.kernel_w; ++kx) {
+                    const int ix = x0 + kx * g.dilation_w;
+                    if (ix < 0 || ix >= g.in_w) continue;
+                    exact.take(load_lanes<uint8_t, 4>(row + static_cast<uint32_t>(ix) * g.c));
+                }
+            }
+            out[j] = 0;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) out[j] |= static_cast<uint32_t>(exact.out.v[e]) << (8 * e);
+        }
+        uint8_t* dst = y + pix * static_cast<uint32_t>(g.c) + c0;
+        if constexpr (NW == 4)
+            *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+        else
+            *reinterpret_cast<uint32_t*>(dst) = out[0];
+    }
+}
+#endif
+
 template <class E, int V>
 __global__ void __launch_bounds__(kPoolThreads)
     max_pool_nhwc_kernel(const typename E::T* __restrict__ x, typename E::T* __restrict__ y, fp8ort_max_pool_params p,
@@ -194,6 +288,26 @@ fp8ort_status launch_max_pool(const void* x, void* y, const fp8ort_max_pool_para
         g.by_groups = fast_div::make(static_cast<uint32_t>(p->c / v));
         g.by_out_w = fast_div::make(static_cast<uint32_t>(p->out_w));
         g.by_out_h = fast_div::make(static_cast<uint32_t>(p->out_h));
+#if defined(FP8ORT_CUDA)
+        if constexpr (E::kFp8 && E::kFormat == FP8ORT_E4M3FN) {
+            if (vec) {
+                const bool wide = p->c % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                                  reinterpret_cast<uintptr_t>(y) % 16 == 0;
+                const int64_t words = wide ? p->c / 16 : p->c / 4;
+                g.count = static_cast<uint32_t>(pixels * words);
+                g.by_groups = fast_div::make(static_cast<uint32_t>(words));
+                const int64_t nb = (pixels * words + kPoolThreads - 1) / kPoolThreads;
+                const int grid = static_cast<int>(nb < kMaxPoolBlocks ? nb : kMaxPoolBlocks);
+                const uint8_t* xb = reinterpret_cast<const uint8_t*>(xs);
+                uint8_t* yb = reinterpret_cast<uint8_t*>(ys);
+                if (wide)
+                    max_pool_e4m3_kernel<4><<<grid, kPoolThreads, 0, stream>>>(xb, yb, g);
+                else
+                    max_pool_e4m3_kernel<1><<<grid, kPoolThreads, 0, stream>>>(xb, yb, g);
+                return check_launch("fp8ort_max_pool_nhwc");
+            }
+        }
+#endif
         if (vec)
             max_pool_nhwc_small_kernel<E, 4><<<blocks, kPoolThreads, 0, stream>>>(xs, ys, g);
         else

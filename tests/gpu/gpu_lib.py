@@ -185,9 +185,11 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_gemm_kernel_name.restype = ctypes.c_char_p
     lib.fp8ort_gemm_set_kernel_override.argtypes = [i32]
     lib.fp8ort_epilogue_set_silu_variant.argtypes = [i32]
+    lib.fp8ort_epilogue_set_z_ahead.argtypes = [i32]
     lib.fp8ort_conv_set_depthwise_variant.argtypes = [i32]
     lib.fp8ort_conv_set_few_channels.argtypes = [i32]
     lib.fp8ort_conv_set_im2col.argtypes = [i32]
+    lib.fp8ort_conv_set_strided_1x1.argtypes = [i32]
     lib.fp8ort_conv_padded_in_c.argtypes = [i32, ctypes.POINTER(ConvShape)]
     lib.fp8ort_conv_padded_in_c.restype = i64
     lib.fp8ort_conv_packed_bytes.argtypes = [ctypes.POINTER(ConvShape)]

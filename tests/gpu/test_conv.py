@@ -59,6 +59,7 @@ SILU_CALL = 1  # fp8ort_epilogue_set_silu_variant (the default inlines SiLU)
 DEPTHWISE_PIXEL, DEPTHWISE_TILE = 1, 2  # fp8ort_depthwise_variant
 FEW_CHANNELS_OFF, FEW_CHANNELS_ON = 1, 2  # fp8ort_conv_set_few_channels
 IM2COL_OFF, IM2COL_ON = 1, 2  # fp8ort_conv_set_im2col
+STRIDED_1X1_OFF, STRIDED_1X1_ON = 1, 2  # fp8ort_conv_set_strided_1x1
 # (per_channel, bias, z_type, z_scaled, relu, y_type)
 EPILOGUES = [
     (True, True, None, False, True, F32),
@@ -147,6 +148,7 @@ def run_conv(
     weight=None,
     few_channels=0,
     im2col=0,
+    strided_1x1=0,
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
@@ -158,7 +160,8 @@ def run_conv(
     kernel to force (fp8ort_conv_set_depthwise_variant), 0 for the automatic choice. ``weight``: a function that
     edits the FP8 weight before use. ``few_channels``: fp8ort_conv_set_few_channels (2 takes the few-channel kernel
     for stems, 0 the default). ``im2col``: fp8ort_conv_set_im2col (2 takes the im2col route for large-kernel stems,
-    0 the default: off)."""
+    0 the default: on). ``strided_1x1``: fp8ort_conv_set_strided_1x1 (2 takes the subsampling route for strided 1x1
+    convolutions, 0 the default: on)."""
     lib, rt = gpu
     rng = np.random.default_rng()
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
@@ -242,14 +245,15 @@ def run_conv(
     lib.fp8ort_conv_set_depthwise_variant(depthwise)
     lib.fp8ort_conv_set_few_channels(few_channels)
     lib.fp8ort_conv_set_im2col(im2col)
+    lib.fp8ort_conv_set_strided_1x1(strided_1x1)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
         if case[:5] == (1, 7, 7, 512, 512) and name.startswith("wgmma"):
             assert ws > 0, "4 tiles of 36 k-tiles on a whole GPU: the sm90a kernel should split K"
         if ws:  # split K (small outputs, long K): partial sums in poisoned scratch, then the epilogue kernel; or the
-            # im2col route's rows of A
-            name += "" if name.startswith("im2col") else "+split_k"
+            # im2col route's rows of A, or the subsampling route's
+            name += "" if name.startswith(("im2col", "subsample")) else "+split_k"
             st = lib.fp8ort_conv_nhwc_ws(
                 d_x8, d_packed, fmt.onnx_type, shape, epi.struct, d_y, rt.poisoned(ws), ws, None
             )
@@ -266,6 +270,7 @@ def run_conv(
         lib.fp8ort_conv_set_depthwise_variant(0)
         lib.fp8ort_conv_set_few_channels(0)
         lib.fp8ort_conv_set_im2col(0)
+        lib.fp8ort_conv_set_strided_1x1(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
     abs_sum = None
     if "wgmma" in name:  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
@@ -439,7 +444,8 @@ def test_few_channels_only_where_it_applies(gpu):
 
 def test_conv_padded_in_c(gpu):
     """The channels the EP pads X and W to: 16k for group-1 shapes the sm90a kernels take, none for the few-channel
-    kernel's stems, for channel counts already a multiple of 16 and for grouped convolutions."""
+    kernel's stems, the im2col route's (the default for 7x7 stems), channel counts already a multiple of 16 and
+    grouped convolutions."""
     lib, _ = gpu
     e4m3 = nx.E4M3FN.onnx_type
     stem = conv_shape(2, 64, 64, 3, 32, (3, 3), (2, 2), (1, 1, 1, 1))
@@ -447,7 +453,7 @@ def test_conv_padded_in_c(gpu):
     sm90 = lib.fp8ort_conv_kernel_name(e4m3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1)))
     pad16 = 16 if sm90.decode().startswith("wgmma") else 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, stem) == 0  # the few-channel kernel (default for 3x3 stems)
-    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
+    assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0  # the im2col route on sm90a, the portable kernel elsewhere
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 40, 64, (3, 3), (1, 1), (1, 1, 1, 1))) == 3 * pad16
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 32, 64, (3, 3))) == 0
     assert lib.fp8ort_conv_padded_in_c(e4m3, conv_shape(2, 9, 9, 24, 48, (3, 3), group=3)) == 0
@@ -457,8 +463,8 @@ def test_conv_padded_in_c(gpu):
         lib.fp8ort_conv_set_few_channels(FEW_CHANNELS_ON)
         assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0
         lib.fp8ort_conv_set_few_channels(0)
-        lib.fp8ort_conv_set_im2col(IM2COL_ON)  # the im2col route on sm90a, the portable kernel elsewhere
-        assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == 0
+        lib.fp8ort_conv_set_im2col(IM2COL_OFF)  # the padded implicit GEMM on sm90a
+        assert lib.fp8ort_conv_padded_in_c(e4m3, stem7) == pad16
     finally:
         lib.fp8ort_conv_set_few_channels(0)
         lib.fp8ort_conv_set_im2col(0)
@@ -495,8 +501,9 @@ def test_im2col_stems(gpu, epi_cfg, offsets):
 
 
 def test_im2col_only_where_it_applies(gpu):
-    """Asked for, large-kernel stems take the im2col route on sm90a; by default, and for 3x3 stems (the few-channel
-    kernel, or K = 27 as a small-K GEMM when that is off), 5 or more channels, groups and a kernel override, never."""
+    """Large-kernel stems take the im2col route on sm90a, by default and when asked for; turned off, and for 3x3 stems
+    (the few-channel kernel, or K = 27 as a small-K GEMM when that is off), 5 or more channels, groups and a kernel
+    override, never."""
     lib, _ = gpu
     e4m3 = nx.E4M3FN.onnx_type
     stem7 = conv_shape(2, 64, 64, 3, 64, (7, 7), (2, 2), (3, 3, 3, 3))
@@ -505,7 +512,8 @@ def test_im2col_only_where_it_applies(gpu):
         return lib.fp8ort_conv_kernel_name(fmt, shape).decode()
 
     sm90 = name(conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("wgmma")
-    assert not name(stem7).startswith("im2col")  # off by default (FP8ORT_IM2COL unset here)
+    # on by default (FP8ORT_IM2COL unset here) where the sm90a GEMM runs
+    assert name(stem7).startswith("im2col") == sm90, name(stem7)
     try:
         lib.fp8ort_conv_set_im2col(IM2COL_ON)
         if not sm90:
@@ -534,6 +542,68 @@ def test_im2col_only_where_it_applies(gpu):
         lib.fp8ort_gemm_set_kernel_override(0)
         lib.fp8ort_conv_set_few_channels(0)
         lib.fp8ort_conv_set_im2col(0)
+
+
+# Strided 1x1 convolutions through the subsampling route (sm90a): ResNet's shortcut shape, odd sizes, asymmetric
+# strides, and 2 * 91 * 91 = 16,562 output rows of 1,024 channels, more than one 16 MB chunk (16,384 rows).
+STRIDED_1X1_CASES = [
+    (2, 14, 14, 64, 128, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    (3, 9, 11, 48, 40, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), 1),
+    (1, 10, 13, 64, 24, 1, 1, (3, 2), (0, 0, 0, 0), (1, 1), 1),
+    (2, 182, 91, 1024, 32, 1, 1, (2, 1), (0, 0, 0, 0), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("offsets", [(0, 0), (1, 1)], ids=["aligned", "x1_y1"])
+@pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
+def test_strided_1x1(gpu, epi_cfg, offsets):
+    """The subsampling route against the reference (the error bound of the wgmma sums); X one element past alignment
+    makes it fall back to the implicit GEMM (16-byte pieces), Y off alignment it keeps. Where the device has no
+    sm90a kernel the same shapes run on the portable kernel and are checked the same way."""
+    lib, _ = gpu
+    sm90 = lib.fp8ort_conv_kernel_name(E4M3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).decode()
+    for case in STRIDED_1X1_CASES:
+        if case[3] > 512 and epi_cfg != EPILOGUES[1]:
+            continue  # the two-chunk shape once, with a residual input (Z is offset per chunk too)
+        got, want, name, abs_sum = run_conv(
+            gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], strided_1x1=STRIDED_1X1_ON
+        )
+        assert name == "subsample_wgmma_sm90a" or not sm90.startswith("wgmma"), (case, name)
+        check_output(got, want, epi_cfg[-1], f"strided 1x1 {case} {epi_cfg} {name}", abs_sum=abs_sum)
+
+
+def test_strided_1x1_only_where_it_applies(gpu):
+    """Strided 1x1 convolutions take the subsampling route on sm90a by default; stride 1, padding, groups, in_c % 16
+    != 0, a kernel override or the route turned off keep them off it."""
+    lib, _ = gpu
+    e4m3 = nx.E4M3FN.onnx_type
+    shortcut = conv_shape(2, 56, 56, 256, 512, (1, 1), (2, 2), (0, 0, 0, 0))
+
+    def name(shape) -> str:
+        return lib.fp8ort_conv_kernel_name(e4m3, shape).decode()
+
+    sm90 = name(conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).startswith("wgmma")
+    assert (name(shortcut) == "subsample_wgmma_sm90a") == sm90, name(shortcut)
+    if not sm90:
+        pytest.skip("no sm90a kernel on this device: the subsampling route does not apply")
+    assert lib.fp8ort_conv_workspace_bytes(e4m3, shortcut) == 2 * 28 * 28 * 256  # one chunk: every row
+    for args in [
+        (2, 56, 56, 256, 512, (1, 1), (1, 1), (0, 0, 0, 0)),
+        (2, 56, 56, 256, 512, (1, 1), (2, 2), (1, 1, 1, 1)),
+        (2, 56, 56, 256, 512, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 2),
+        (2, 56, 56, 40, 64, (1, 1), (2, 2), (0, 0, 0, 0)),
+        (2, 56, 56, 256, 512, (3, 3), (2, 2), (1, 1, 1, 1)),
+    ]:
+        assert not name(conv_shape(*args)).startswith("subsample"), args
+    try:
+        lib.fp8ort_gemm_set_kernel_override(4)
+        assert not name(shortcut).startswith("subsample")
+        lib.fp8ort_gemm_set_kernel_override(0)
+        lib.fp8ort_conv_set_strided_1x1(STRIDED_1X1_OFF)
+        assert name(shortcut).startswith("wgmma")
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+        lib.fp8ort_conv_set_strided_1x1(0)
 
 
 # Fused activations through the convolution kernels: a 3x3, a depthwise, a split-K shape (on sm90a) and a stem.

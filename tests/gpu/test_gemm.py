@@ -342,6 +342,36 @@ def test_gemm_silu_inline_gives_the_bits_of_the_call(gpu, kernel):
         assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {cfg} seed {seed}: inlined SiLU changed the bits"
 
 
+Z_AHEAD_OFF, Z_AHEAD_ON = 1, 2  # fp8ort_epilogue_set_z_ahead
+
+
+@pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+def test_gemm_z_ahead_gives_the_same_bits(gpu, kernel):
+    """An E4M3FN residual loaded eight rows ahead in the sm90a tile epilogues (fp8ort_epilogue_set_z_ahead 2, the
+    default) writes the bits of the row-at-a-time loop (1), and both match the reference: partial row and column
+    tiles, Relu and SiLU, fresh random operands."""
+    lib, _ = gpu
+    m, n, k = 300, 264, 320  # rows past the last full tile; no split K: the tile epilogue itself
+    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
+        pytest.skip("no sm90a kernel for this device or shape")
+    seed = int(np.random.default_rng().integers(2**31))
+    cfg = (True, True, E4M3, True, True, E4M3)  # per-channel scales, bias, an E4M3FN Z, Relu, E4M3FN out
+    for activation in (None, ("Silu", None, None)):
+        outs = []
+        for variant in (Z_AHEAD_OFF, Z_AHEAD_ON):
+            lib.fp8ort_epilogue_set_z_ahead(variant)
+            try:
+                got, want, name, abs_sum = run_gemm(
+                    gpu, nx.E4M3FN, m, n, k, cfg, trans_b=True, kernel=kernel, seed=seed, activation=activation
+                )
+            finally:
+                lib.fp8ort_epilogue_set_z_ahead(0)
+            assert name.startswith("wgmma") and "split" not in name, name
+            check_output(got, want, cfg[-1], f"{name} z ahead {variant} {activation}", abs_sum=abs_sum)
+            outs.append(got)
+        assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {activation} seed {seed}: Z ahead changed the bits"
+
+
 def test_gemm_refuses_bad_arguments(gpu):
     lib, rt = gpu
     d = rt.alloc(1024)
