@@ -362,12 +362,13 @@ fp8ort_depthwise_variant depthwise_variant() {
     return static_cast<fp8ort_depthwise_variant>(which != FP8ORT_DEPTHWISE_AUTO ? which : from_env);
 }
 
-// The automatic choice: the tile kernel at stride 1 on outputs of 28 columns and more, the range measured on the H100
-// (EfficientNet-B0's layers at batch 256, bench/NOTES.md): 0.74 -> 0.45 ms (32 channels, 112x112, 3x3) and
-// 0.66 -> 0.38 ms (240 channels, 28x28, 5x5). Stride 2 measured slower (0.61 -> 0.81 ms, 96 channels, 112x112: the
-// window decoded per output is four times larger); 14x14 and 7x7 outputs fill 77% and 38% of the blocks' outputs and
-// are not measured yet.
-bool depthwise_tile_auto(const fp8ort_conv_shape& s, int64_t ow) { return s.stride_w == 1 && ow >= 28; }
+// The automatic choice: the tile kernel at stride 1 on outputs of 14 columns and more, from EfficientNet-B0's layers
+// at batch 256 on the H100 (bench/NOTES.md, layers_efficientnet_b0.json): 0.74 -> 0.45 ms (32 channels, 112x112,
+// 3x3), 0.66 -> 0.38 ms (240 channels, 28x28, 5x5), 0.44 -> 0.25 ms (672 channels, 14x14, 5x5), 0.32 -> 0.18 and
+// 0.18 -> 0.14 ms (480 channels, 14x14, 5x5 and 3x3). Slower at 7x7 (0.18 -> 0.19 and 0.11 -> 0.15 ms, 1,152
+// channels: 38% of a block's outputs exist) and at stride 2 (0.61 -> 0.81 ms, 96 channels, 112x112: the window
+// decoded per output is four times larger).
+bool depthwise_tile_auto(const fp8ort_conv_shape& s, int64_t ow) { return s.stride_w == 1 && ow >= 14; }
 
 // Whether the tile kernel takes a problem (pointers and the output type unchecked when null / kAnyOutput).
 constexpr int kAnyOutput = 0;
@@ -742,7 +743,7 @@ __global__ void __launch_bounds__(kI2cPixelThreads)
             if (iy < 0 || iy >= in_h) continue;
             const uint8_t* xr = x + (static_cast<uint32_t>(b) * static_cast<uint32_t>(in_h) + static_cast<uint32_t>(iy)) *
                                         static_cast<uint32_t>(in_w) * C;
-            const uintptr_t start = reinterpret_cast<uintptr_t>(xr + ix0 * C);
+            const uintptr_t start = reinterpret_cast<uintptr_t>(xr) + static_cast<uintptr_t>(inside_w ? ix0 * C : 0);
             const uintptr_t base = start & ~uintptr_t{3};
             if (inside_w && base >= x_begin && base + 4 * kLoad <= x_end) {
                 // the row's bytes as words from a word boundary, then into A at byte ky * kRowBytes (compile time)

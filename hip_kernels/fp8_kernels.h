@@ -228,7 +228,7 @@ FP8ORT_GPU_API const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, con
  * fp8ort_quantize_padded pad), or 0 where the shape runs as it is. */
 FP8ORT_GPU_API int64_t fp8ort_conv_padded_in_c(fp8ort_fp8_format format, const fp8ort_conv_shape* s);
 /* The depthwise kernel (tests, A/B runs): FP8ORT_DEPTHWISE_AUTO picks per shape (the tile kernel at stride 1 on outputs
- * of 28 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
+ * of 14 columns and more, where it measured faster), FP8ORT_DEPTHWISE_PIXEL one output pixel per thread,
  * FP8ORT_DEPTHWISE_TILE a block per 32 channels of an 8-row tile with its input window decoded once into shared
  * memory, wherever it applies (E4M3FN, kernel 3x3 or 5x5, stride 1 or 2, no dilation, channels a multiple of 4,
  * float32/float16/E4M3FN output; the rest takes the per-pixel kernel). Both give the same bits. In a library loaded
