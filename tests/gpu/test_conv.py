@@ -488,16 +488,21 @@ def test_im2col_stems(gpu, epi_cfg, offsets):
     """The im2col route against the reference (the error bound of the wgmma sums), X and Y also one element past
     alignment (A's rows are the workspace's, always aligned); where the device has no sm90a kernel the same shapes
     run on the portable kernel and are checked the same way."""
+    check_route(gpu, IM2COL_CASES, epi_cfg, offsets, "im2col_wgmma_sm90a", im2col=IM2COL_ON)
+
+
+def check_route(gpu, cases, epi_cfg, offsets, route_name, **route):
+    """Each case through a route of fp8ort_conv_nhwc_ws (``route``: run_conv's switch for it) against the reference,
+    with the error bound of the wgmma sums; the route's kernel name wherever the device has sm90a kernels. The last
+    case (the one of more than one workspace chunk) runs once, with a residual input (Z is offset per chunk too)."""
     lib, _ = gpu
     sm90 = lib.fp8ort_conv_kernel_name(E4M3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).decode()
-    for case in IM2COL_CASES:
-        if case[1] > 100 and epi_cfg != EPILOGUES[1]:
-            continue  # the two-chunk shape once, with a residual input (Z is offset per chunk too)
-        got, want, name, abs_sum = run_conv(
-            gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], im2col=IM2COL_ON
-        )
-        assert name == "im2col_wgmma_sm90a" or not sm90.startswith("wgmma"), (case, name)
-        check_output(got, want, epi_cfg[-1], f"im2col {case} {epi_cfg} {name}", abs_sum=abs_sum)
+    for case in cases:
+        if case == cases[-1] and epi_cfg != EPILOGUES[1]:
+            continue
+        got, want, name, abs_sum = run_conv(gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], **route)
+        assert name == route_name or not sm90.startswith("wgmma"), (case, name)
+        check_output(got, want, epi_cfg[-1], f"{route_name} {case} {epi_cfg} {name}", abs_sum=abs_sum)
 
 
 def test_im2col_only_where_it_applies(gpu):
@@ -560,16 +565,7 @@ def test_strided_1x1(gpu, epi_cfg, offsets):
     """The subsampling route against the reference (the error bound of the wgmma sums); X one element past alignment
     makes it fall back to the implicit GEMM (16-byte pieces), Y off alignment it keeps. Where the device has no
     sm90a kernel the same shapes run on the portable kernel and are checked the same way."""
-    lib, _ = gpu
-    sm90 = lib.fp8ort_conv_kernel_name(E4M3, conv_shape(2, 64, 64, 16, 32, (3, 3), (2, 2), (1, 1, 1, 1))).decode()
-    for case in STRIDED_1X1_CASES:
-        if case[3] > 512 and epi_cfg != EPILOGUES[1]:
-            continue  # the two-chunk shape once, with a residual input (Z is offset per chunk too)
-        got, want, name, abs_sum = run_conv(
-            gpu, case, epi_cfg, 0, x_offset=offsets[0], y_offset=offsets[1], strided_1x1=STRIDED_1X1_ON
-        )
-        assert name == "subsample_wgmma_sm90a" or not sm90.startswith("wgmma"), (case, name)
-        check_output(got, want, epi_cfg[-1], f"strided 1x1 {case} {epi_cfg} {name}", abs_sum=abs_sum)
+    check_route(gpu, STRIDED_1X1_CASES, epi_cfg, offsets, "subsample_wgmma_sm90a", strided_1x1=STRIDED_1X1_ON)
 
 
 def test_strided_1x1_only_where_it_applies(gpu):
