@@ -15,6 +15,7 @@ constexpr int kPackTile = 32;
 std::atomic<int> g_kernel_override{0};
 std::atomic<int> g_silu_variant{0};  // fp8ort_epilogue_set_silu_variant: 0 the environment's choice, 1 call, 2 inline
 std::atomic<int> g_z_ahead{0};       // fp8ort_epilogue_set_z_ahead: 0 the environment's choice, 1 off, 2 on
+std::atomic<int> g_wide_stream{0};   // fp8ort_gemm_set_wide_stream: 0 the environment's choice, 1 off, 2 on
 
 // [K, N] -> [N, K] through a shared-memory tile, so both sides stay coalesced.
 __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, int64_t n, uint8_t* __restrict__ out) {
@@ -284,6 +285,15 @@ bool tile_z_ahead() {
     return which == 0 ? from_env : which == 2;
 }
 
+bool wide_stream_wanted() {
+    static const bool from_env = [] {
+        const char* v = getenv("FP8ORT_WIDE_STREAM");  // off unless "on": not yet measured
+        return v && strcmp(v, "on") == 0;
+    }();
+    const int which = g_wide_stream.load();
+    return which == 0 ? from_env : which == 2;
+}
+
 bool device_is_sm90() {
 #if defined(FP8ORT_CUDA)
     device_info dev;
@@ -325,6 +335,8 @@ extern "C" void fp8ort_epilogue_set_silu_variant(int which) { g_silu_variant.sto
 
 extern "C" void fp8ort_epilogue_set_z_ahead(int which) { g_z_ahead.store(which == 1 || which == 2 ? which : 0); }
 
+extern "C" void fp8ort_gemm_set_wide_stream(int which) { g_wide_stream.store(which == 1 || which == 2 ? which : 0); }
+
 // The sm90a variant for an override value (0 or 2: by K and N).
 sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
     switch (which) {
@@ -344,6 +356,7 @@ extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t
             case sm90_variant::fast_accumulation: return "wgmma_sm90a_fast_accum";
             case sm90_variant::two_blocks: return "wgmma_sm90a_2blocks";
             case sm90_variant::streaming: return "wgmma_sm90a_stream";
+            case sm90_variant::streaming_wide: return "wgmma_sm90a_stream_wide";
             default: return "wgmma_sm90a";
         }
     }

@@ -16,13 +16,17 @@ bool device_is_sm90();
 // fast_accumulation: 128 x 256 tiles accumulating all of K inside wgmma (cuBLASLt's FAST_ACCUM).
 // streaming (GEMM only): two_blocks' geometry with 128 x 64 tiles, but each block walks several tiles and its
 // producer loads the next tile's stages during the epilogue, staged outside the ring. A split K runs as two_blocks.
-enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming };
+// streaming_wide (K <= 128, opt-in: fp8ort_gemm_set_wide_stream, FP8ORT_WIDE_STREAM=on): streaming with two_blocks'
+// 128 x 128 tiles and a one-stage ring, in place of two_blocks; compiled and tested for its bits, not yet measured.
+enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide };
+// Host: whether K <= 128 problems wider than 64 columns take streaming_wide instead of two_blocks.
+bool wide_stream_wanted();
 // The variant fp8ort_gemm picks when no override asks for one, from ResNet-50's 1x1 layers on an H200
 // (bench/conv_layers.py, batch 256 and 32): streaming for K <= 512 (5-30% faster than two_blocks per layer),
 // except K <= 128 with N > 64, where two_blocks' 128 x 128 tiles win (64 -> 256 channels: 0.44 against 0.55 ms);
 // one_block for longer K.
 inline sm90_variant sm90_default_variant(int64_t k, int64_t n) {
-    if (k <= 128 && n > 64) return sm90_variant::two_blocks;
+    if (k <= 128 && n > 64) return wide_stream_wanted() ? sm90_variant::streaming_wide : sm90_variant::two_blocks;
     return k <= 512 ? sm90_variant::streaming : sm90_variant::one_block;
 }
 // Split K (small M, long K): `splits` > 1 sums k-tile ranges in separate blocks into `workspace` (splits * M * N

@@ -315,9 +315,12 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 // consumers run the epilogue, which each consumer warpgroup stages through its own shared buffer for its 64 rows,
 // outside the ring: for short K, where a block that ends after one tile leaves its multiprocessor waiting on the
 // next block's first loads. Float32 promotion per k-tile as the other promoting variants.
+// The wide form (streaming_wide, K <= 128: one k-tile, so no promotion and the same sums as two_blocks): 128 x 128
+// tiles with a ring of one stage, which the producer refills for the next tile as soon as both warpgroups' wgmma
+// are done with it, while they run the epilogue; two blocks still fit a multiprocessor.
 template <int BN>
 struct sm90_stream_tile {
-    static constexpr int kStages = 3;
+    static constexpr int kStages = BN == 128 ? 1 : 3;
     static constexpr int kThreads = 288;  // consumer warpgroups 0 and 1, producer warp 8
     static constexpr int kBBytes = BN * kBk;
     static constexpr int kLd = BN + 4;  // staging row stride in floats
@@ -336,7 +339,7 @@ __device__ __forceinline__ void tile_coords(int id, int tiles_m, int tiles_n, in
     *tn = (id % per_group) / group_rows;
 }
 
-template <fp8ort_fp8_format F, int BN>
+template <fp8ort_fp8_format F, int BN, bool Promote>
 __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
     gemm_sm90_stream_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                             int64_t m, int64_t n, int64_t k, epilogue_args ep) {
@@ -400,9 +403,11 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
     for (int id = blockIdx.x; id < tiles; id += gridDim.x) {
         int tm, tn;
         tile_coords(id, tiles_m, tiles_n, &tm, &tn);
-        float d[kRegs], acc[kRegs];
+        float d[kRegs], acc[Promote ? kRegs : 1];
 #pragma unroll
-        for (int i = 0; i < kRegs; ++i) d[i] = 0.0f, acc[i] = 0.0f;
+        for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
             const int s = it % kStages;
             mbar_wait(&full[s], (it / kStages) & 1);
@@ -415,10 +420,12 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (t == 0) mbar_arrive(&empty[s]);
+            if constexpr (Promote) {
 #pragma unroll
-            for (int i = 0; i < kRegs; ++i) {
-                acc[i] += d[i];
-                d[i] = 0.0f;
+                for (int i = 0; i < kRegs; ++i) {
+                    acc[i] += d[i];
+                    d[i] = 0.0f;
+                }
             }
         }
         // the previous tile's epilogue has read this warpgroup's staging rows (named barrier 1 + wg: 128 threads)
@@ -429,7 +436,10 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
                 const int r = j * 4 + i * 2;
-                *reinterpret_cast<float2*>(mine + (r0 + 8 * i) * kLd + c0 + 8 * j) = make_float2(acc[r], acc[r + 1]);
+                float2 v;
+                if constexpr (Promote) v = make_float2(acc[r], acc[r + 1]);
+                else v = make_float2(d[r], d[r + 1]);
+                *reinterpret_cast<float2*>(mine + (r0 + 8 * i) * kLd + c0 + 8 * j) = v;
             }
         }
         if (wg == 0) asm volatile("bar.sync 1, 128;\n" ::: "memory");
@@ -603,14 +613,14 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
                                  m * n);
 }
 
-template <fp8ort_fp8_format F, int BN>
+template <fp8ort_fp8_format F, int BN, bool Promote>
 fp8ort_status launch_stream(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
                             const epilogue_args& ep, hipStream_t stream) {
     using tile = sm90_stream_tile<BN>;
     CUtensorMap map_a, map_b;
     FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
     FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
-    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_stream_kernel<F, BN>,
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_stream_kernel<F, BN, Promote>,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(tile::kSmem));
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a streaming kernel"));
@@ -618,7 +628,7 @@ fp8ort_status launch_stream(const uint8_t* a, const uint8_t* b, int64_t m, int64
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
     const int64_t slots = static_cast<int64_t>(multiprocessors()) * 2;  // two resident blocks per multiprocessor
     const unsigned blocks = static_cast<unsigned>(tiles < slots ? tiles : slots);
-    gemm_sm90_stream_kernel<F, BN><<<blocks, tile::kThreads, tile::kSmem, stream>>>(map_a, map_b, m, n, k, ep);
+    gemm_sm90_stream_kernel<F, BN, Promote><<<blocks, tile::kThreads, tile::kSmem, stream>>>(map_a, map_b, m, n, k, ep);
     return check_launch("fp8ort_gemm (wgmma_sm90a_stream)");
 }
 
@@ -628,6 +638,7 @@ void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
         case sm90_variant::fast_accumulation: *bn = 256, *per_sm = 1; break;
         case sm90_variant::two_blocks: *bn = k <= kBk ? 128 : 64, *per_sm = 2; break;
         case sm90_variant::streaming: *bn = 64, *per_sm = 2; break;
+        case sm90_variant::streaming_wide: *bn = k <= kBk ? 128 : 64, *per_sm = 2; break;
         default: *bn = 128, *per_sm = 1; break;
     }
 }
@@ -644,7 +655,12 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
         case sm90_variant::streaming:
             // a split (few tiles, long K) runs as two_blocks: the splits are what fill the multiprocessors there
             if (split.splits > 1) return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
-            return launch_stream<F, 64>(a, b, m, n, k, ep, stream);
+            return launch_stream<F, 64, true>(a, b, m, n, k, ep, stream);
+        case sm90_variant::streaming_wide:
+            // one k-tile only (no promotion: the sums of two_blocks); longer K or a split runs as two_blocks
+            if (k <= kBk && split.splits <= 1) return launch_stream<F, 128, false>(a, b, m, n, k, ep, stream);
+            if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, split, stream);
+            return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
         default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }

@@ -178,6 +178,12 @@ FP8ORT_GPU_API void fp8ort_epilogue_set_silu_variant(int which);
  * at a time (load, epilogue, store), 2 = the Z words of eight rows loaded before any of them is stored, decoded four
  * codes at a time. Takes effect for launches made after the call. */
 FP8ORT_GPU_API void fp8ort_epilogue_set_z_ahead(int which);
+/* Which sm90a GEMM runs K <= 128 problems wider than 64 columns (tests, A/B runs; the same bits either way): 0 = the
+ * environment's choice, FP8ORT_WIDE_STREAM=on|off (read once; unset: off), 1 = two blocks per multiprocessor, each
+ * ending after one 128 x 128 tile ("wgmma_sm90a_2blocks"), 2 = two persistent blocks per multiprocessor walking
+ * 128 x 128 tiles, the next tile's operands loaded during the epilogue ("wgmma_sm90a_stream_wide"; not yet measured).
+ * Takes effect for launches made after the call. */
+FP8ORT_GPU_API void fp8ort_gemm_set_wide_stream(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never
  * linked) ----

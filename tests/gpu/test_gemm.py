@@ -372,6 +372,42 @@ def test_gemm_z_ahead_gives_the_same_bits(gpu, kernel):
         assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {activation} seed {seed}: Z ahead changed the bits"
 
 
+WIDE_STREAM_OFF, WIDE_STREAM_ON = 1, 2  # fp8ort_gemm_set_wide_stream
+
+
+@pytest.mark.parametrize("shape", [(1000, 264, 64), (777, 200, 128), (19300, 264, 96)], ids=str)
+def test_gemm_wide_stream_gives_the_bits_of_two_blocks(gpu, shape):
+    """K <= 128 problems wider than 64 columns on the persistent 128 x 128 streaming kernel
+    (fp8ort_gemm_set_wide_stream 2) write the bits of the two-blocks kernel (1, the default), and both match the
+    reference: partial row and column tiles, 453 tiles (more than the resident blocks: each walks several), every
+    epilogue configuration, fresh random operands."""
+    lib, _ = gpu
+    m, n, k = shape
+    try:
+        lib.fp8ort_gemm_set_wide_stream(WIDE_STREAM_ON)
+        wide = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
+    finally:
+        lib.fp8ort_gemm_set_wide_stream(0)
+    if not wide.startswith("wgmma"):
+        pytest.skip("no sm90a kernel for this device or shape")
+    assert wide == "wgmma_sm90a_stream_wide"
+    assert lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k) == b"wgmma_sm90a_2blocks"  # the default
+    seed = int(np.random.default_rng().integers(2**31))
+    for i, cfg in enumerate(EPILOGUES):
+        outs = []
+        for variant in (WIDE_STREAM_OFF, WIDE_STREAM_ON):
+            lib.fp8ort_gemm_set_wide_stream(variant)
+            try:
+                got, want, name, abs_sum = run_gemm(
+                    gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=0, seed=seed
+                )
+            finally:
+                lib.fp8ort_gemm_set_wide_stream(0)
+            check_output(got, want, cfg[-1], f"{name} wide stream {variant} {cfg}", abs_sum=abs_sum)
+            outs.append(got)
+        assert outs[0].tobytes() == outs[1].tobytes(), f"{shape} {cfg} seed {seed}: the wide stream changed the bits"
+
+
 def test_gemm_refuses_bad_arguments(gpu):
     lib, rt = gpu
     d = rt.alloc(1024)
