@@ -560,14 +560,6 @@ __global__ void __launch_bounds__(kFcThreads)
 
 std::atomic<int> g_few_channels{0};  // fp8ort_conv_set_few_channels: 0 automatic, 1 off, 2 on
 
-// An on|off environment variable as the setters' values: 2 on, 1 off, 0 unset or anything else (the callers read it
-// once and let a setter's nonzero value take precedence).
-int on_off_from_env(const char* name) {
-    const char* v = getenv(name);
-    if (v && strcmp(v, "on") == 0) return 2;
-    if (v && strcmp(v, "off") == 0) return 1;
-    return 0;
-}
 
 // Whether the few-channel kernel takes a stem it supports: fp8ort_conv_set_few_channels's choice, or else
 // FP8ORT_FEW_CHANNELS=on|off from the environment (read once); automatic: 3x3 stems only. Measured on the H100 at
@@ -842,6 +834,15 @@ int64_t output_element_bytes(fp8ort_dtype t) {
     return t == FP8ORT_FLOAT ? 4 : (t == FP8ORT_FLOAT16 || t == FP8ORT_BFLOAT16) ? 2 : 1;
 }
 
+// The epilogue of the rows from row0 on (the chunked routes below): Y and Z start row0 rows further, the per-column
+// constants stay.
+epilogue_args epilogue_from_row(const epilogue_args& ep, int64_t row0) {
+    epilogue_args e = ep;
+    e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
+    if (ep.z) e.z = static_cast<const uint8_t*>(ep.z) + row0 * ep.ld * output_element_bytes(ep.z_type);
+    return e;
+}
+
 fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format f, const fp8ort_conv_shape& s,
                             int64_t oh, int64_t ow, const epilogue_args& ep, void* workspace, hipStream_t stream) {
     im2col_geometry g;
@@ -871,9 +872,7 @@ fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_forma
             kernel<<<blocks, kI2cPixelThreads, 0, stream>>>(x, g, row0, static_cast<int>(n), a);
         }
         FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col)"));
-        epilogue_args e = ep;  // the rows of this chunk: Y and Z from row row0 (per-column constants unchanged)
-        e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
-        if (ep.z) e.z = static_cast<const uint8_t*>(ep.z) + row0 * ep.ld * output_element_bytes(ep.z_type);
+        const epilogue_args e = epilogue_from_row(ep, row0);
         FP8ORT_TRY(launch_gemm_sm90(a, w_rows, f, n, s.out_c, g.kp, variant, e, sm90_split{}, stream));
     }
     return FP8ORT_OK;
@@ -959,9 +958,7 @@ fp8ort_status launch_subsample(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
                            stream>>>(reinterpret_cast<const uint4*>(x), g, static_cast<uint32_t>(row0),
                                      static_cast<uint32_t>(items), a);
         FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (subsample)"));
-        epilogue_args e = ep;  // the rows of this chunk: Y and Z from row row0 (per-column constants unchanged)
-        e.y = static_cast<uint8_t*>(ep.y) + row0 * ep.ld * output_element_bytes(ep.y_type);
-        if (ep.z) e.z = static_cast<const uint8_t*>(ep.z) + row0 * ep.ld * output_element_bytes(ep.z_type);
+        const epilogue_args e = epilogue_from_row(ep, row0);
         FP8ORT_TRY(launch_gemm_sm90(reinterpret_cast<const uint8_t*>(a), w, f, n, s.out_c, s.in_c, variant, e,
                                     sm90_split{}, stream));
     }

@@ -238,6 +238,13 @@ static int override_from_env(const char* name, char lo, char hi) {
     return v && v[0] >= lo && v[0] <= hi && v[1] == '\0' ? v[0] - '0' : 0;
 }
 
+int on_off_from_env(const char* name) {
+    const char* v = getenv(name);
+    if (v && strcmp(v, "on") == 0) return 2;
+    if (v && strcmp(v, "off") == 0) return 1;
+    return 0;
+}
+
 int gemm_kernel_override() {
     // FP8ORT_GEMM_KERNEL=1..7 is fp8ort_gemm_set_kernel_override's value for a library loaded by ORT, where that
     // cannot be called: whole-model A/B runs of the GEMM variants (read once; the call takes precedence).
@@ -277,21 +284,15 @@ bool tile_silu_inline() {
 }
 
 bool tile_z_ahead() {
-    static const bool from_env = [] {
-        const char* v = getenv("FP8ORT_Z_AHEAD");  // on unless "off"
-        return !(v && strcmp(v, "off") == 0);
-    }();
+    static const int from_env = on_off_from_env("FP8ORT_Z_AHEAD");
     const int which = g_z_ahead.load();
-    return which == 0 ? from_env : which == 2;
+    return (which != 0 ? which : from_env) != 1;  // on unless turned off
 }
 
 bool wide_stream_wanted() {
-    static const bool from_env = [] {
-        const char* v = getenv("FP8ORT_WIDE_STREAM");  // off unless "on": not yet measured
-        return v && strcmp(v, "on") == 0;
-    }();
+    static const int from_env = on_off_from_env("FP8ORT_WIDE_STREAM");
     const int which = g_wide_stream.load();
-    return which == 0 ? from_env : which == 2;
+    return (which != 0 ? which : from_env) == 2;  // off unless turned on: not yet measured
 }
 
 bool device_is_sm90() {
