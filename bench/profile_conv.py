@@ -32,7 +32,8 @@ def main() -> None:
     ap.add_argument("--s", type=int, default=1)
     ap.add_argument("--m", type=int, default=0, help="output channels (default: --c)")
     ap.add_argument("--group", type=int, default=0, help="groups (default: --c, depthwise)")
-    ap.add_argument("--act", default="Silu")
+    ap.add_argument("--act", default="Silu", help='activation (gpu_lib.ACTIVATION_CODES; "" for none)')
+    ap.add_argument("--z", action="store_true", help="an E4M3FN residual Z of the output's shape")
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--lib", default=os.environ.get("FP8ORT_KERNELS_LIB", str(ROOT / "build-gpu/libfp8ort_kernels.so")))
     a = ap.parse_args()
@@ -49,14 +50,15 @@ def main() -> None:
     assert lib.fp8ort_conv_pack_weight(w.data_ptr(), s, packed.data_ptr(), stream) == 0
     y = torch.empty(a.batch, oh, ow, m, dtype=torch.uint8, device=dev)
     one, wsc, bias = torch.ones(1, device=dev), torch.full((m,), 0.01, device=dev), torch.randn(m, device=dev)
+    z = (torch.randn(a.batch, oh, ow, m, device=dev) * 2).to(torch.float8_e4m3fn) if a.z else None
     ep = Epilogue(
         x_scale=one.data_ptr(),
         w_scale=wsc.data_ptr(),
         w_scale_count=m,
         bias=bias.data_ptr(),
-        z=None,
+        z=z.data_ptr() if a.z else None,
         z_type=E4M3,
-        z_scale=None,
+        z_scale=one.data_ptr() if a.z else None,
         y_scale=one.data_ptr(),
         relu=0,
         y_type=E4M3,

@@ -31,6 +31,8 @@ struct epilogue_args {
     float act_beta;
     bool silu_inline;  // the tile epilogues evaluate SiLU inline instead of calling apply_activation4 (tile_silu_inline)
     bool z_ahead;      // the sm90a tile epilogues load an E4M3FN residual rows ahead (epilogue_rows_z_ahead, tile_z_ahead)
+    bool rows_fast;    // the sm90a tile epilogues take E4M3FN outputs four rows at a time without a branch
+                       // (epilogue_rows_fast, tile_rows_fast)
 };
 
 // Host: whether make_epilogue_args asks the sm90a tile epilogues to inline SiLU (fp8ort_epilogue_set_silu_variant, or
@@ -41,6 +43,10 @@ bool tile_silu_inline();
 // Host: whether make_epilogue_args asks the sm90a tile epilogues to load an E4M3FN residual rows ahead
 // (fp8ort_epilogue_set_z_ahead, or FP8ORT_Z_AHEAD=on|off read once; on when unset). Both give the same bits.
 bool tile_z_ahead();
+
+// Host: whether make_epilogue_args asks the sm90a tile epilogues for epilogue_rows_fast where it applies
+// (fp8ort_epilogue_set_fast_rows, or FP8ORT_FAST_ROWS=on|off read once). Both give the same bits.
+bool tile_rows_fast();
 
 constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5
 constexpr float kHardSwishBeta = 0.5f;
@@ -361,6 +367,129 @@ __device__ __forceinline__ void epilogue_rows_z_ahead(const epilogue_args& p, co
     }
 }
 
+#if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define FP8ORT_HAS_FAST_ROWS 1
+// Four staged accumulators from shared memory (the tile epilogues' staging buffer) at a shared-window address: LDS
+// instead of the generic load a float pointer gets. volatile: never moved above the barrier that publishes them.
+__device__ __forceinline__ float4 lds_f32x4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+    return v;
+}
+
+// max(|a|, |b|), NaN if either is NaN (fmaxf would drop it).
+__device__ __forceinline__ float max_abs_nan(float a, float b) {
+    float m;
+    asm("max.NaN.f32 %0, %1, %2;\n" : "=f"(m) : "f"(fabsf(a)), "f"(fabsf(b)));
+    return m;
+}
+
+// RN(y / d.s) for FP8 encoding where d.fast and |y| < 2^64 (the caller tests a group of values at once; NaN and
+// infinities fail that test): fp8_quotient_fast's two corrections without its per-value range test. In range they
+// give RN(y / s). Below it (|y| < 2^-64, so |y / s| < 2^-24: a zero of the sign of y / s in every FP8 format) q2 is
+// as tiny as y / s but may lose the sign of a zero (y = -0: the correction adds -0 to +0); q0 = y * RN(1 / s) has
+// the sign of y / s, zeros included, and gives q2 its sign.
+__device__ __forceinline__ float fp8_quotient_group(float y, const fp8_divisor& d) {
+    const float q0 = fp8ort_mul_rn(y, d.r);
+    const float q1 = fmaf(fmaf(-d.s, q0, y), d.r, q0);
+    const float q2 = fmaf(fmaf(-d.s, q1, y), d.r, q1);
+    return __uint_as_float((__float_as_uint(q2) & 0x7fffffffu) | (__float_as_uint(q0) & 0x80000000u));
+}
+
+// The rows of one thread of a tile epilogue for an E4M3FN output, four rows (sixteen values) per step with no branch
+// between the loads and the stores, so that the compiler interleaves sixteen independent chains (epilogue_rows
+// branches per four values: on the residual, the activation, the quotient's range and the store's alignment, and
+// its latency chains stay exposed with the few warps of a tile kernel). Taken only where every one of those branches
+// is known for the whole tile (epilogue_rows checks): four whole aligned columns, no activation, Relu or SiLU, an
+// E4M3FN residual or none (kZ; no residual with SiLU), a prepared divisor. Step for step as epilogue_quad_z: the same
+// bits. Without a bias, -0 is added (y + -0 is y for every y); a residual's codes are decoded by the hardware
+// conversion (exact; a NaN code gives a NaN that the sum turns into the canonical NaN, as epilogue_linear's sum
+// does); Relu is y < lo ? lo : y with lo = -inf when there is none. A group holding a NaN, an infinity or a value
+// of 2^64 or more is quantized by quantize4 row by row. Rows past r_end are computed (predicated shared loads, zeros)
+// but neither read from Z nor stored. s_addr: the shared address of the thread's first row at column c; the row
+// step r_step rows below is s_step bytes.
+template <bool kZ, bool kSilu>
+__device__ __forceinline__ void epilogue_rows_fast(const epilogue_args& p, const epilogue_scalars& sc,
+                                                   uint32_t s_addr, uint32_t s_step, int rows, int64_t idx,
+                                                   int64_t idx_step, const column_consts (&cc)[4]) {
+    uint8_t* y = static_cast<uint8_t*>(p.y);
+    const uint8_t* z = static_cast<const uint8_t*>(p.z);
+    const float lo = p.relu ? 0.0f : -INFINITY;
+    float scale[4], bias[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) scale[e] = cc[e].scale, bias[e] = p.bias ? cc[e].bias : -0.0f;
+    const float zs = p.z_scale ? sc.z_scale : 1.0f;
+    uint32_t zn[4] = {0u, 0u, 0u, 0u};  // the next step's residual words, loaded a step ahead
+    if constexpr (kZ) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            if (i < rows) zn[i] = __ldcg(reinterpret_cast<const unsigned int*>(z + idx + i * idx_step));
+    }
+#pragma unroll 1
+    for (int g = 0; g < rows; g += 4, idx += 4 * idx_step, s_addr += 4 * s_step) {
+        uint32_t zw[4];
+        if constexpr (kZ) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                zw[i] = zn[i];
+                zn[i] = g + 4 + i < rows
+                            ? __ldcg(reinterpret_cast<const unsigned int*>(z + idx + (4 + i) * idx_step))
+                            : 0u;
+            }
+        }
+        float v[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const float4 a = g + i < rows ? lds_f32x4(s_addr + i * s_step) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            v[i][0] = a.x, v[i][1] = a.y, v[i][2] = a.z, v[i][3] = a.w;
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            float zv[4];
+            if constexpr (kZ) {
+                const float2 zl = __half22float2(__half2(
+                    __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] & 0xffffu), __NV_E4M3)));
+                const float2 zh = __half22float2(
+                    __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] >> 16), __NV_E4M3)));
+                zv[0] = zl.x, zv[1] = zl.y, zv[2] = zh.x, zv[3] = zh.y;
+            }
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                float t = fp8ort_add_rn(v[i][e], 0.0f);  // an all-(-0) sum is +0, as in the reference
+                t = fp8ort_add_rn(fp8ort_mul_rn(t, scale[e]), bias[e]);
+                if constexpr (kZ) t = fp8ort_add_rn(t, fp8ort_mul_rn(zv[e], zs));
+                if constexpr (kSilu) t = t * sigmoid_f32(t);
+                else t = t < lo ? lo : t;
+                v[i][e] = t;
+            }
+        }
+        float m = max_abs_nan(v[0][0], v[0][1]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int e = (i == 0 ? 2 : 0); e < 4; ++e) m = max_abs_nan(m, v[i][e]);
+        if (m < 0x1p64f) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                float q[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) q[e] = fp8_quotient_group(v[i][e], sc.y_scale);
+                const uint32_t lo2 = __nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, __NV_E4M3);
+                const uint32_t hi2 = __nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, __NV_E4M3);
+                if (g + i < rows)
+                    __stwb(reinterpret_cast<unsigned int*>(y + idx + i * idx_step), (lo2 & 0xffffu) | (hi2 << 16));
+            }
+        } else {  // unrolled: an index into v that is not a constant would put v in local memory
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                if (g + i < rows)
+                    *reinterpret_cast<uint32_t*>(y + idx + i * idx_step) =
+                        quantize4<FP8ORT_E4M3FN>(v[i], sc.y_scale);
+        }
+    }
+}
+#endif  // NVIDIA sm_89+
+
 // The rows of one tile for output type Y (an fp8ort_dtype value). Four rows at a time for instruction-level
 // parallelism: the epilogue runs with few warps per multiprocessor.
 template <int Y, bool kActQuad>
@@ -373,6 +502,19 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
     // the residual layers of the models (an E4M3FN Z into an E4M3FN Y) in the sm90a tile epilogues (kActQuad: the
     // callers whose registers are free here); other types and the portable GEMM keep the row loop below
     if constexpr (kActQuad && Y == FP8ORT_E4M3FN) {
+#if defined(FP8ORT_HAS_FAST_ROWS)
+        const bool z_fast = !p.z || (vec_z && p.z_type == FP8ORT_E4M3FN && p.act == FP8ORT_ACT_NONE);
+        const bool silu = p.act == FP8ORT_ACT_SILU;
+        if (p.rows_fast && count == 4 && vec_y && sc.y_scale.fast && z_fast && (p.act == FP8ORT_ACT_NONE || silu)) {
+            const int rows = r_begin < r_end ? (r_end - r_begin + r_step - 1) / r_step : 0;
+            const uint32_t s_addr = static_cast<uint32_t>(__cvta_generic_to_shared(s + r_begin * ld_s + c));
+            const uint32_t s_step = static_cast<uint32_t>(r_step * ld_s * sizeof(float));
+            if (p.z) epilogue_rows_fast<true, false>(p, sc, s_addr, s_step, rows, idx, idx_step, cc);
+            else if (silu) epilogue_rows_fast<false, true>(p, sc, s_addr, s_step, rows, idx, idx_step, cc);
+            else epilogue_rows_fast<false, false>(p, sc, s_addr, s_step, rows, idx, idx_step, cc);
+            return;
+        }
+#endif
         if (p.z && vec_z && p.z_type == FP8ORT_E4M3FN && p.z_ahead) {
             epilogue_rows_z_ahead<Y>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, idx, idx_step, cc, vec_y);
             return;
@@ -386,24 +528,43 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
     }
 }
 
+// The constants of a thread's four columns in a tile epilogue (epilogue_tile), loaded on their own so that a kernel
+// can issue these loads before it waits for its operands (the sm90a tiles: their latency then hides behind the
+// tile's loads and multiplies instead of following them).
+struct tile_columns {
+    column_consts cc[4];
+    epilogue_scalars sc;
+};
+
+template <int kCols>
+__device__ __forceinline__ tile_columns load_tile_columns(const epilogue_args& p, int64_t gcol0, int64_t cols_left,
+                                                          int tid) {
+    tile_columns t;
+    const int c = (tid % (kCols / 4)) * 4;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+        t.cc[e] = c + e < cols_left ? load_column(p, gcol0 + c + e) : column_consts{0.0f, 0.0f};
+    t.sc = load_scalars(p);
+    return t;
+}
+
 // Apply the epilogue to a tile_rows x kCols float tile in shared memory (row stride ld_s floats, 16-byte aligned
 // rows) and store it at output rows row0.. and global columns gcol0..; only rows_left rows and cols_left columns
 // of the tile exist. Called by all kThreads threads of the block (tid = 0 .. kThreads-1), no barrier inside.
 // kActQuad: a transcendental activation as one call per four values (epilogue_quad), for callers with free registers.
+// cols: the thread's column constants (load_tile_columns with the same gcol0, cols_left and tid).
 template <int kCols, int kThreads, bool kActQuad = false>
 __device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const float* s, int ld_s, int tile_rows,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left,
-                                              int tid) {
+                                              int tid, const tile_columns& cols) {
     constexpr int kThreadsPerRow = kCols / 4;
     static_assert(kThreads % kThreadsPerRow == 0, "whole rows per pass");
     const int c = (tid % kThreadsPerRow) * 4;
     if (c >= cols_left) return;
     const int count = cols_left - c >= 4 ? 4 : static_cast<int>(cols_left - c);
     const int64_t gcol = gcol0 + c;
-    column_consts cc[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) cc[e] = e < count ? load_column(p, gcol + e) : column_consts{0.0f, 0.0f};
-    const epilogue_scalars sc = load_scalars(p);
+    const column_consts(&cc)[4] = cols.cc;
+    const epilogue_scalars& sc = cols.sc;
     const int r_end = rows_left < tile_rows ? static_cast<int>(rows_left) : tile_rows;
     const bool aligned = count == 4 && p.ld % 4 == 0 && gcol % 4 == 0;
     const bool vec_y = aligned && reinterpret_cast<uintptr_t>(p.y) % 16 == 0;
@@ -433,6 +594,16 @@ __device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const floa
             epilogue_rows<FP8ORT_E5M2FNUZ, kActQuad>(p, sc, s, ld_s, r_begin, r_end, r_step, c, count, row0, gcol, cc, vec_y, vec_z);
             break;
     }
+}
+
+// epilogue_tile with the column constants loaded here.
+template <int kCols, int kThreads, bool kActQuad = false>
+__device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const float* s, int ld_s, int tile_rows,
+                                              int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left,
+                                              int tid) {
+    if ((tid % (kCols / 4)) * 4 >= cols_left) return;
+    epilogue_tile<kCols, kThreads, kActQuad>(p, s, ld_s, tile_rows, row0, gcol0, rows_left, cols_left, tid,
+                                             load_tile_columns<kCols>(p, gcol0, cols_left, tid));
 }
 
 // Host: check an fp8ort_epilogue for N output channels and turn it into kernel arguments.
@@ -472,7 +643,8 @@ inline fp8ort_status make_epilogue_args(const char* op, const fp8ort_epilogue* e
     const bool relu = e->relu == 1 || act == FP8ORT_ACT_RELU;
     *out = epilogue_args{e->x_scale, e->w_scale, e->w_scale_count != 1, e->bias, e->z, e->z_type, e->z_scale,
                          e->y_scale, relu, e->y_type, y, ld, 0,
-                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi, tile_silu_inline(), tile_z_ahead()};
+                         relu ? static_cast<int>(FP8ORT_ACT_NONE) : act, lo, hi, tile_silu_inline(), tile_z_ahead(),
+                         tile_rows_fast()};
     return FP8ORT_OK;
 }
 

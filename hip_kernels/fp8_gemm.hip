@@ -16,6 +16,7 @@ std::atomic<int> g_kernel_override{0};
 std::atomic<int> g_silu_variant{0};  // fp8ort_epilogue_set_silu_variant: 0 the environment's choice, 1 call, 2 inline
 std::atomic<int> g_z_ahead{0};       // fp8ort_epilogue_set_z_ahead: 0 the environment's choice, 1 off, 2 on
 std::atomic<int> g_wide_stream{0};   // fp8ort_gemm_set_wide_stream: 0 the environment's choice, 1 off, 2 on
+std::atomic<int> g_rows_fast{0};     // fp8ort_epilogue_set_fast_rows: 0 the environment's choice, 1 off, 2 on
 
 // [K, N] -> [N, K] through a shared-memory tile, so both sides stay coalesced.
 __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, int64_t n, uint8_t* __restrict__ out) {
@@ -289,6 +290,12 @@ bool tile_z_ahead() {
     return (which != 0 ? which : from_env) != 1;  // on unless turned off
 }
 
+bool tile_rows_fast() {
+    static const int from_env = on_off_from_env("FP8ORT_FAST_ROWS");
+    const int which = g_rows_fast.load();
+    return (which != 0 ? which : from_env) == 2;  // off unless turned on: not yet measured
+}
+
 bool wide_stream_wanted() {
     static const int from_env = on_off_from_env("FP8ORT_WIDE_STREAM");
     const int which = g_wide_stream.load();
@@ -335,6 +342,8 @@ extern "C" void fp8ort_gemm_set_kernel_override(int which) { g_kernel_override.s
 extern "C" void fp8ort_epilogue_set_silu_variant(int which) { g_silu_variant.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_epilogue_set_z_ahead(int which) { g_z_ahead.store(which == 1 || which == 2 ? which : 0); }
+
+extern "C" void fp8ort_epilogue_set_fast_rows(int which) { g_rows_fast.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_gemm_set_wide_stream(int which) { g_wide_stream.store(which == 1 || which == 2 ? which : 0); }
 

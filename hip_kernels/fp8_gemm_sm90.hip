@@ -184,12 +184,16 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 #if defined(FP8ORT_HAS_WGMMA_FP8)
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
-template <fp8ort_fp8_format F, int BN, bool Promote, int kStages>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
                                               uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
     constexpr int kBBytes = BN * kBk;
     constexpr int kRegs = BN / 2;
+    // kEarlyColumns: the epilogue's column constants loaded before the wait for the operands (the GEMM; the
+    // convolution's two-blocks kernel has no registers to hold them through its main loop: it spilled them)
+    tile_columns cols;
+    if constexpr (kEarlyColumns) cols = load_tile_columns<BN>(ep, gcol0, cols_left, consumer * 128 + threadIdx.x % 128);
     float d[kRegs];
     float acc[Promote ? kRegs : 1];
 #pragma unroll
@@ -242,7 +246,8 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
         }
     }
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    epilogue_tile<BN, 256, true>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, consumer * 128 + t);
+    if constexpr (!kEarlyColumns) cols = load_tile_columns<BN>(ep, gcol0, cols_left, consumer * 128 + t);
+    epilogue_tile<BN, 256, true>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, consumer * 128 + t, cols);
 }
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
@@ -301,7 +306,7 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+    consume_tiles<F, BN, Promote, kStages, true>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
                                            static_cast<int64_t>(tm) * kBm,
                                            ep.col_offset + static_cast<int64_t>(tn) * BN,
                                            m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
@@ -538,9 +543,10 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
-    consume_tiles<F, BN, true, kStages>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
-                                        ep.col_offset + static_cast<int64_t>(tn) * BN,
-                                        m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
+    consume_tiles<F, BN, true, kStages, false>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep,
+                                               static_cast<int64_t>(tm) * kBm,
+                                               ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                               m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
     FP8ORT_TRAP();
 #endif

@@ -48,8 +48,9 @@
 #            DW_SHAPES=3:224:7:2:64:1 DW_REGEX="im2col|gemm|conv" DW_COUNT=2
 #   sass     Nsight Compute's source page (executed instructions per SASS instruction) of one kernel of one
 #            convolution per SASS_SHAPES entry ("c:hw:k:s:m:group", default ResNet-50's 64 -> 256 1x1 layer at batch
-#            256), SASS_REGEX picks the kernel (default "gemm|conv"); tools/sass_summary.py sums it by opcode:
-#            sass_<shape>.csv, sass.log
+#            256), SASS_REGEX picks the kernel (default "gemm|conv"), SASS_ARGS adds bench/profile_conv.py arguments
+#            (default "--act Silu"; e.g. "--act Relu --z"), SASS_TAG names the files of such a run; tools/sass_summary.py sums
+#            it by opcode and writes the executed instructions: sass_<shape>[_<tag>].tsv (.csv.gz: ncu's table), sass[_<tag>].log
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
 #            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
@@ -196,14 +197,15 @@ for step in $steps; do
         rc=0
         for p in ${SASS_SHAPES:-64:56:1:1:256:1}; do
             IFS=: read -r c hw k st m g <<< "$p"
-            f="$o/sass_${p//:/_}.csv"
+            f="$o/sass_${p//:/_}${SASS_TAG:+_$SASS_TAG}.csv"
             timeout "${PROFILE_TIMEOUT:-150}" ncu --kernel-name regex:"${SASS_REGEX:-gemm|conv}" --launch-skip 2 \
                 --launch-count 1 --section SourceCounters --page source --print-source sass --csv \
                 python3 bench/profile_conv.py --c "$c" --hw "$hw" --k "$k" --s "$st" --m "${m:-0}" --group "${g:-0}" \
-                > "$f" 2>&1 || rc=$?
-            python3 tools/sass_summary.py "$f" | head -60
-        done > "$o/sass.log"
-        head -30 "$o/sass.log" ;;
+                ${SASS_ARGS:---act Silu} > "$f" 2>&1 || rc=$?
+            python3 tools/sass_summary.py "$f" --executed "${f%.csv}.tsv" | head -60
+            gzip -f "$f"
+        done > "$o/sass${SASS_TAG:+_$SASS_TAG}.log"
+        head -30 "$o/sass${SASS_TAG:+_$SASS_TAG}.log" ;;
     profile)
         rc=0
         for p in ${PROFILES:-resnet50:NCHW:32}; do

@@ -186,6 +186,7 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_gemm_set_kernel_override.argtypes = [i32]
     lib.fp8ort_epilogue_set_silu_variant.argtypes = [i32]
     lib.fp8ort_epilogue_set_z_ahead.argtypes = [i32]
+    lib.fp8ort_epilogue_set_fast_rows.argtypes = [i32]
     lib.fp8ort_gemm_set_wide_stream.argtypes = [i32]
     lib.fp8ort_conv_set_depthwise_variant.argtypes = [i32]
     lib.fp8ort_conv_set_few_channels.argtypes = [i32]

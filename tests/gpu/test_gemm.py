@@ -66,18 +66,33 @@ OK, INVALID_ARGUMENT, UNSUPPORTED = 0, 1, 2
 
 
 def run_gemm(
-    gpu, fmt, m, n, k, epi_cfg, trans_b, kernel, seed=None, blaslt=False, skip_unsupported=False, activation=None
+    gpu,
+    fmt,
+    m,
+    n,
+    k,
+    epi_cfg,
+    trans_b,
+    kernel,
+    seed=None,
+    blaslt=False,
+    skip_unsupported=False,
+    activation=None,
+    edit_a=None,
 ):
     """One GEMM on random operands: (got, want, kernel name, abs_sum or None).
 
     ``blaslt``: through fp8ort_gemm_blaslt instead of fp8ort_gemm (``kernel`` unused); ``skip_unsupported``: skip
     the test when it answers FP8ORT_UNSUPPORTED; ``activation``: an (activation, alpha, beta) spec in place of the
-    config's relu, with scales and bias chosen so that the pre-activation lies around the activation's kinks.
+    config's relu, with scales and bias chosen so that the pre-activation lies around the activation's kinks;
+    ``edit_a``: a function that edits the float32 A before it is quantized (on the device and in the reference).
     """
     lib, rt = gpu
     rng = np.random.default_rng(seed)
     x_scale = 0.02
     a = random_activation(rng, (m, k), fmt, x_scale)
+    if edit_a is not None:
+        a = edit_a(a)
     w_nk, w_scale = random_weight(rng, n, (n, k), fmt)
     w = w_nk if trans_b else np.ascontiguousarray(w_nk.T)
     per_channel, bias, z_type, z_scaled, relu, y_type = epi_cfg
@@ -370,6 +385,63 @@ def test_gemm_z_ahead_gives_the_same_bits(gpu, kernel):
             check_output(got, want, cfg[-1], f"{name} z ahead {variant} {activation}", abs_sum=abs_sum)
             outs.append(got)
         assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {activation} seed {seed}: Z ahead changed the bits"
+
+
+FAST_ROWS_OFF, FAST_ROWS_ON = 1, 2  # fp8ort_epilogue_set_fast_rows
+FAST_ROWS_CASES = [  # (epilogue config, activation): E4M3FN out; the last two never take the fast rows
+    ((True, True, None, False, True, E4M3), None),  # bias, Relu
+    ((False, False, None, False, False, E4M3), None),  # neither bias nor activation: -0 is added
+    ((True, True, E4M3, True, True, E4M3), None),  # an E4M3FN residual, Relu
+    ((True, True, E4M3, True, False, E4M3), None),  # an E4M3FN residual, no activation
+    ((True, True, None, False, False, E4M3), ("Silu", None, None)),
+    ((True, True, F16, False, True, E4M3), None),  # a float16 residual: the general rows
+    ((True, True, None, False, False, E4M3), ("HardSwish", None, None)),  # another activation: the general rows
+]
+
+
+def with_nan_rows(a: np.ndarray) -> np.ndarray:
+    """NaN in a few rows of A: those rows of the output are NaN, which the fast rows hand to the exact quantizer."""
+    a = a.copy()
+    a[3::37, 5] = np.nan
+    return a
+
+
+@pytest.mark.parametrize("shape", [(300, 264, 320), (1000, 256, 64)], ids=str)
+@pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+def test_gemm_fast_rows_give_the_same_bits(gpu, kernel, shape):
+    """The sm90a tile epilogues' fast rows (fp8ort_epilogue_set_fast_rows 2: four rows at a time without a branch)
+    write the bits of the general rows (1) and both match the reference: partial row and column tiles, K <= 128 and
+    longer, with and without bias, residual, Relu and SiLU, NaN rows in A, fresh random operands."""
+    lib, _ = gpu
+    m, n, k = shape
+    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
+        pytest.skip("no sm90a kernel for this device or shape")
+    seed = int(np.random.default_rng().integers(2**31))
+    for i, (cfg, activation) in enumerate(FAST_ROWS_CASES):
+        for edit_a in (None, with_nan_rows) if i < 2 else (None,):
+            outs = []
+            for variant in (FAST_ROWS_OFF, FAST_ROWS_ON):
+                lib.fp8ort_epilogue_set_fast_rows(variant)
+                try:
+                    got, want, name, abs_sum = run_gemm(
+                        gpu,
+                        nx.E4M3FN,
+                        m,
+                        n,
+                        k,
+                        cfg,
+                        trans_b=(i % 2 == 0),
+                        kernel=kernel,
+                        seed=seed,
+                        activation=activation,
+                        edit_a=edit_a,
+                    )
+                finally:
+                    lib.fp8ort_epilogue_set_fast_rows(0)
+                assert name.startswith("wgmma") and "split" not in name, name
+                check_output(got, want, cfg[-1], f"{name} fast rows {variant} {cfg} {activation}", abs_sum=abs_sum)
+                outs.append(got)
+            assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {cfg} {activation} seed {seed}: the bits changed"
 
 
 WIDE_STREAM_OFF, WIDE_STREAM_ON = 1, 2  # fp8ort_gemm_set_wide_stream
