@@ -747,7 +747,9 @@ __global__ void __launch_bounds__(kI2cPixelThreads)
 #pragma unroll
                 for (int j = 0; j < kNorm; ++j) {
                     uint32_t v = __funnelshift_r(ld[j], ld[j + 1], shift);
-                    if (j == kNorm - 1 && kLastBytes < 4) v &= (1u << (8 * kLastBytes)) - 1u;
+                    if constexpr (kLastBytes < 4) {  // (a shift by 32 is undefined, even where never run)
+                        if (j == kNorm - 1) v &= (1u << (8 * kLastBytes)) - 1u;
+                    }
                     const int pos = ky * kRowBytes + 4 * j, d = pos % 4;  // compile-time once unrolled
                     w[pos / 4] |= v << (8 * d);
                     if (d != 0 && pos / 4 + 1 < kWords) w[pos / 4 + 1] |= v >> (32 - 8 * d);

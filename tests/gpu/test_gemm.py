@@ -320,74 +320,80 @@ def test_gemm_small_k_falls_back(gpu):
     check_output(got, want, EPILOGUES[0][-1], f"{name} fallback", abs_sum=abs_sum)
 
 
-SILU_CALL, SILU_INLINE = 1, 2  # fp8ort_epilogue_set_silu_variant
+def same_bits_both_ways(gpu, switch, what, shape, cfg, sm90_only=True, **gemm_args):
+    """One GEMM per value of a library switch that must not change the bits (``switch``: its setter, e.g.
+    lib.fp8ort_epilogue_set_z_ahead; 1 then 2, reset to 0 after each), on the same seeded operands: each output
+    matches the reference and both are the same bytes. ``sm90_only``: the kernel is a whole-K sm90a tile kernel.
+    Returns the kernel names of the two runs."""
+    m, n, k = shape
+    seed = gemm_args.pop("seed", None)
+    seed = int(np.random.default_rng().integers(2**31)) if seed is None else seed
+    outs, names = [], []
+    for variant in (1, 2):
+        switch(variant)
+        try:
+            got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, seed=seed, **gemm_args)
+        finally:
+            switch(0)
+        if sm90_only:
+            assert name.startswith("wgmma") and "split" not in name, name
+        check_output(got, want, cfg[-1], f"{name} {what} {variant} {cfg}", abs_sum=abs_sum)
+        outs.append(got)
+        names.append(name)
+    assert outs[0].tobytes() == outs[1].tobytes(), f"{names} {what} {cfg} seed {seed}: the bits changed"
+    return names
 
 
-@pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+def skip_without_sm90(lib, m, n, k):
+    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
+        pytest.skip("no sm90a kernel for this device or shape")
+
+
+SM90_KERNELS = dict(argvalues=[0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+
+
+@pytest.mark.parametrize("kernel", **SM90_KERNELS)
 def test_gemm_silu_inline_gives_the_bits_of_the_call(gpu, kernel):
     """SiLU inlined in the sm90a tile epilogues (fp8ort_epilogue_set_silu_variant 2, the default) writes the bits of
     the out-of-line call (1, FP8ORT_TILE_SILU=call) on every sm90a GEMM variant, and both match the reference."""
     lib, _ = gpu
-    m, n, k = 129, 264, 320  # no split K: the tile epilogue itself
-    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
-        pytest.skip("no sm90a kernel for this device or shape")
-    seed = int(np.random.default_rng().integers(2**31))
+    shape = (129, 264, 320)  # no split K: the tile epilogue itself
+    skip_without_sm90(lib, *shape)
     for i, cfg in enumerate(ACTIVATION_EPILOGUES):
-        outs = []
-        for variant in (SILU_CALL, SILU_INLINE):
-            lib.fp8ort_epilogue_set_silu_variant(variant)
-            try:
-                got, want, name, abs_sum = run_gemm(
-                    gpu,
-                    nx.E4M3FN,
-                    m,
-                    n,
-                    k,
-                    cfg,
-                    trans_b=(i % 2 == 1),
-                    kernel=kernel,
-                    seed=seed,
-                    activation=("Silu", None, None),
-                )
-            finally:
-                lib.fp8ort_epilogue_set_silu_variant(0)
-            assert name.startswith("wgmma") and "split" not in name, name
-            check_output(got, want, cfg[-1], f"{name} silu variant {variant} {cfg}", abs_sum=abs_sum)
-            outs.append(got)
-        assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {cfg} seed {seed}: inlined SiLU changed the bits"
+        same_bits_both_ways(
+            gpu,
+            lib.fp8ort_epilogue_set_silu_variant,
+            "silu variant",
+            shape,
+            cfg,
+            trans_b=(i % 2 == 1),
+            kernel=kernel,
+            activation=("Silu", None, None),
+        )
 
 
-Z_AHEAD_OFF, Z_AHEAD_ON = 1, 2  # fp8ort_epilogue_set_z_ahead
-
-
-@pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+@pytest.mark.parametrize("kernel", **SM90_KERNELS)
 def test_gemm_z_ahead_gives_the_same_bits(gpu, kernel):
     """An E4M3FN residual loaded eight rows ahead in the sm90a tile epilogues (fp8ort_epilogue_set_z_ahead 2, the
     default) writes the bits of the row-at-a-time loop (1), and both match the reference: partial row and column
     tiles, Relu and SiLU, fresh random operands."""
     lib, _ = gpu
-    m, n, k = 300, 264, 320  # rows past the last full tile; no split K: the tile epilogue itself
-    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
-        pytest.skip("no sm90a kernel for this device or shape")
-    seed = int(np.random.default_rng().integers(2**31))
+    shape = (300, 264, 320)  # rows past the last full tile; no split K: the tile epilogue itself
+    skip_without_sm90(lib, *shape)
     cfg = (True, True, E4M3, True, True, E4M3)  # per-channel scales, bias, an E4M3FN Z, Relu, E4M3FN out
     for activation in (None, ("Silu", None, None)):
-        outs = []
-        for variant in (Z_AHEAD_OFF, Z_AHEAD_ON):
-            lib.fp8ort_epilogue_set_z_ahead(variant)
-            try:
-                got, want, name, abs_sum = run_gemm(
-                    gpu, nx.E4M3FN, m, n, k, cfg, trans_b=True, kernel=kernel, seed=seed, activation=activation
-                )
-            finally:
-                lib.fp8ort_epilogue_set_z_ahead(0)
-            assert name.startswith("wgmma") and "split" not in name, name
-            check_output(got, want, cfg[-1], f"{name} z ahead {variant} {activation}", abs_sum=abs_sum)
-            outs.append(got)
-        assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {activation} seed {seed}: Z ahead changed the bits"
+        same_bits_both_ways(
+            gpu,
+            lib.fp8ort_epilogue_set_z_ahead,
+            "z ahead",
+            shape,
+            cfg,
+            trans_b=True,
+            kernel=kernel,
+            activation=activation,
+        )
 
 
-FAST_ROWS_OFF, FAST_ROWS_ON = 1, 2  # fp8ort_epilogue_set_fast_rows
 FAST_ROWS_CASES = [  # (epilogue config, activation): E4M3FN out; the last two never take the fast rows
     ((True, True, None, False, True, E4M3), None),  # bias, Relu
     ((False, False, None, False, False, E4M3), None),  # neither bias nor activation: -0 is added
@@ -407,44 +413,26 @@ def with_nan_rows(a: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("shape", [(300, 264, 320), (1000, 256, 64)], ids=str)
-@pytest.mark.parametrize("kernel", [0, 4, 5, 6], ids=["auto", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"])
+@pytest.mark.parametrize("kernel", **SM90_KERNELS)
 def test_gemm_fast_rows_give_the_same_bits(gpu, kernel, shape):
     """The sm90a tile epilogues' fast rows (fp8ort_epilogue_set_fast_rows 2: four rows at a time without a branch)
     write the bits of the general rows (1) and both match the reference: partial row and column tiles, K <= 128 and
     longer, with and without bias, residual, Relu and SiLU, NaN rows in A, fresh random operands."""
     lib, _ = gpu
-    m, n, k = shape
-    if not lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).startswith(b"wgmma"):
-        pytest.skip("no sm90a kernel for this device or shape")
-    seed = int(np.random.default_rng().integers(2**31))
+    skip_without_sm90(lib, *shape)
     for i, (cfg, activation) in enumerate(FAST_ROWS_CASES):
         for edit_a in (None, with_nan_rows) if i < 2 else (None,):
-            outs = []
-            for variant in (FAST_ROWS_OFF, FAST_ROWS_ON):
-                lib.fp8ort_epilogue_set_fast_rows(variant)
-                try:
-                    got, want, name, abs_sum = run_gemm(
-                        gpu,
-                        nx.E4M3FN,
-                        m,
-                        n,
-                        k,
-                        cfg,
-                        trans_b=(i % 2 == 0),
-                        kernel=kernel,
-                        seed=seed,
-                        activation=activation,
-                        edit_a=edit_a,
-                    )
-                finally:
-                    lib.fp8ort_epilogue_set_fast_rows(0)
-                assert name.startswith("wgmma") and "split" not in name, name
-                check_output(got, want, cfg[-1], f"{name} fast rows {variant} {cfg} {activation}", abs_sum=abs_sum)
-                outs.append(got)
-            assert outs[0].tobytes() == outs[1].tobytes(), f"{name} {cfg} {activation} seed {seed}: the bits changed"
-
-
-WIDE_STREAM_OFF, WIDE_STREAM_ON = 1, 2  # fp8ort_gemm_set_wide_stream
+            same_bits_both_ways(
+                gpu,
+                lib.fp8ort_epilogue_set_fast_rows,
+                f"fast rows {activation}",
+                shape,
+                cfg,
+                trans_b=(i % 2 == 0),
+                kernel=kernel,
+                activation=activation,
+                edit_a=edit_a,
+            )
 
 
 @pytest.mark.parametrize("shape", [(1000, 264, 64), (777, 200, 128), (19300, 264, 96)], ids=str)
@@ -456,7 +444,7 @@ def test_gemm_wide_stream_gives_the_bits_of_two_blocks(gpu, shape):
     lib, _ = gpu
     m, n, k = shape
     try:
-        lib.fp8ort_gemm_set_wide_stream(WIDE_STREAM_ON)
+        lib.fp8ort_gemm_set_wide_stream(2)
         wide = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
     finally:
         lib.fp8ort_gemm_set_wide_stream(0)
@@ -464,20 +452,18 @@ def test_gemm_wide_stream_gives_the_bits_of_two_blocks(gpu, shape):
         pytest.skip("no sm90a kernel for this device or shape")
     assert wide == "wgmma_sm90a_stream_wide"
     assert lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k) == b"wgmma_sm90a_2blocks"  # the default
-    seed = int(np.random.default_rng().integers(2**31))
     for i, cfg in enumerate(EPILOGUES):
-        outs = []
-        for variant in (WIDE_STREAM_OFF, WIDE_STREAM_ON):
-            lib.fp8ort_gemm_set_wide_stream(variant)
-            try:
-                got, want, name, abs_sum = run_gemm(
-                    gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=0, seed=seed
-                )
-            finally:
-                lib.fp8ort_gemm_set_wide_stream(0)
-            check_output(got, want, cfg[-1], f"{name} wide stream {variant} {cfg}", abs_sum=abs_sum)
-            outs.append(got)
-        assert outs[0].tobytes() == outs[1].tobytes(), f"{shape} {cfg} seed {seed}: the wide stream changed the bits"
+        names = same_bits_both_ways(
+            gpu,
+            lib.fp8ort_gemm_set_wide_stream,
+            "wide stream",
+            shape,
+            cfg,
+            sm90_only=False,
+            trans_b=(i % 2 == 1),
+            kernel=0,
+        )
+        assert names == ["wgmma_sm90a_2blocks", "wgmma_sm90a_stream_wide"], names
 
 
 def test_gemm_refuses_bad_arguments(gpu):
