@@ -338,6 +338,28 @@ __global__ void __launch_bounds__((dw_tile<K, S>::kThreads))
 #pragma unroll
     for (int e = 0; e < 4; ++e) cc[e] = load_column(ep, c + e);
     const uint32_t pixel_row = (image * g.out_h + oy) * static_cast<uint32_t>(g.out_w);
+#if defined(FP8ORT_HAS_FAST_ROWS)
+    if constexpr (Y == FP8ORT_E4M3FN) {
+        // the strip's kTileP outputs as fast quads (the same bits as epilogue_quad below)
+        if (fast_quads_apply(ep, sc, vec_y, vec_z)) {
+            int64_t off[kTileP];
+            uint32_t zw[kTileP] = {}, valid = 0;
+#pragma unroll
+            for (int p = 0; p < kTileP; ++p) {
+                const int ox = ox0 + col + p;
+                off[p] = static_cast<int64_t>(pixel_row + ox) * ep.ld + c;
+                valid |= (ox < g.out_w ? 1u : 0u) << p;
+                if (ep.z && ox < g.out_w)
+                    zw[p] = __ldcg(reinterpret_cast<const unsigned int*>(static_cast<const uint8_t*>(ep.z) + off[p]));
+            }
+            const fast_quad_consts k = make_fast_quad_consts(ep, sc, cc);
+            if (ep.z) epilogue_quads_fast<kTileP, true, false>(ep, sc, k, acc, zw, off, valid);
+            else if (ep.act == FP8ORT_ACT_SILU) epilogue_quads_fast<kTileP, false, true>(ep, sc, k, acc, zw, off, valid);
+            else epilogue_quads_fast<kTileP, false, false>(ep, sc, k, acc, zw, off, valid);
+            return;
+        }
+    }
+#endif
 #pragma unroll
     for (int p = 0; p < kTileP; ++p) {
         const int ox = ox0 + col + p;

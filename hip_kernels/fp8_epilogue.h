@@ -31,8 +31,8 @@ struct epilogue_args {
     float act_beta;
     bool silu_inline;  // the tile epilogues evaluate SiLU inline instead of calling apply_activation4 (tile_silu_inline)
     bool z_ahead;      // the sm90a tile epilogues load an E4M3FN residual rows ahead (epilogue_rows_z_ahead, tile_z_ahead)
-    bool rows_fast;    // the sm90a tile epilogues take E4M3FN outputs four rows at a time without a branch
-                       // (epilogue_rows_fast, tile_rows_fast)
+    bool rows_fast;    // E4M3FN outputs as fast quads where they apply (fast_quads_apply, tile_rows_fast): the sm90a
+                       // tile epilogues (epilogue_rows_fast) and the depthwise tile kernel
 };
 
 // Host: whether make_epilogue_args asks the sm90a tile epilogues to inline SiLU (fp8ort_epilogue_set_silu_variant, or
@@ -44,7 +44,7 @@ bool tile_silu_inline();
 // (fp8ort_epilogue_set_z_ahead, or FP8ORT_Z_AHEAD=on|off read once; on when unset). Both give the same bits.
 bool tile_z_ahead();
 
-// Host: whether make_epilogue_args asks the sm90a tile epilogues for epilogue_rows_fast where it applies
+// Host: whether make_epilogue_args asks for fast quads (epilogue_quads_fast) where they apply
 // (fp8ort_epilogue_set_fast_rows, or FP8ORT_FAST_ROWS=on|off read once). Both give the same bits.
 bool tile_rows_fast();
 
@@ -396,29 +396,102 @@ __device__ __forceinline__ float fp8_quotient_group(float y, const fp8_divisor& 
     return __uint_as_float((__float_as_uint(q2) & 0x7fffffffu) | (__float_as_uint(q0) & 0x80000000u));
 }
 
-// The rows of one thread of a tile epilogue for an E4M3FN output, four rows (sixteen values) per step with no branch
-// between the loads and the stores, so that the compiler interleaves sixteen independent chains (epilogue_rows
-// branches per four values: on the residual, the activation, the quotient's range and the store's alignment, and
-// its latency chains stay exposed with the few warps of a tile kernel). Taken only where every one of those branches
-// is known for the whole tile (epilogue_rows checks): four whole aligned columns, no activation, Relu or SiLU, an
-// E4M3FN residual or none (kZ; no residual with SiLU), a prepared divisor. Step for step as epilogue_quad_z: the same
-// bits. Without a bias, -0 is added (y + -0 is y for every y); a residual's codes are decoded by the hardware
-// conversion (exact; a NaN code gives a NaN that the sum turns into the canonical NaN, as epilogue_linear's sum
-// does); Relu is y < lo ? lo : y with lo = -inf when there is none. A group holding a NaN, an infinity or a value
-// of 2^64 or more is quantized by quantize4 row by row. Rows past r_end are computed (predicated shared loads, zeros)
-// but neither read from Z nor stored. s_addr: the shared address of the thread's first row at column c; the row
-// step r_step rows below is s_step bytes.
+// The constants of fast quads (epilogue_quads_fast) for one thread's four columns.
+struct fast_quad_consts {
+    float scale[4];
+    float bias[4];  // -0 without a bias: y + -0 is y for every y
+    float lo;       // Relu's floor, -inf without Relu
+    float zs;       // Z's scale, 1 without one
+};
+
+__device__ __forceinline__ fast_quad_consts make_fast_quad_consts(const epilogue_args& p, const epilogue_scalars& sc,
+                                                                  const column_consts (&cc)[4]) {
+    fast_quad_consts k;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) k.scale[e] = cc[e].scale, k.bias[e] = p.bias ? cc[e].bias : -0.0f;
+    k.lo = p.relu ? 0.0f : -INFINITY;
+    k.zs = p.z_scale ? sc.z_scale : 1.0f;
+    return k;
+}
+
+// Whether fast quads apply to a thread's four columns (a test uniform over its outputs): an E4M3FN output written 4
+// bytes at a time (vec_y), no activation, Relu or SiLU, an E4M3FN residual read 4 bytes at a time or none (no
+// residual with SiLU), a prepared divisor, and the switch (p.rows_fast).
+__device__ __forceinline__ bool fast_quads_apply(const epilogue_args& p, const epilogue_scalars& sc, bool vec_y,
+                                                 bool vec_z) {
+    const bool z_ok = !p.z || (vec_z && p.z_type == FP8ORT_E4M3FN && p.act == FP8ORT_ACT_NONE);
+    return p.rows_fast && p.y_type == FP8ORT_E4M3FN && vec_y && sc.y_scale.fast && z_ok &&
+           (p.act == FP8ORT_ACT_NONE || p.act == FP8ORT_ACT_SILU);
+}
+
+// kN quads of a thread's four columns (v[i]: their accumulators; the outputs at element offsets off[i], those with
+// bit i of `valid`) for an E4M3FN output, with no branch between the accumulators and the stores, so that the
+// compiler interleaves 4 * kN independent chains (epilogue_quad branches per four values: on the residual, the
+// activation, the quotient's range and the store's alignment, and its latency chains stay exposed with the few
+// warps of a tile kernel). Only where fast_quads_apply; step for step as epilogue_quad_z: the same bits. kZ: zw[i]
+// holds the quad's four E4M3FN residual codes, decoded by the hardware conversion (exact; a NaN code gives a NaN that
+// the sum turns into the canonical NaN, as epilogue_linear's sum does). Relu is y < lo ? lo : y. The quotient's range
+// is tested once for all 4 * kN values: a group holding a NaN, an infinity or a magnitude of 2^64 or more goes
+// through quantize4 quad by quad.
+template <int kN, bool kZ, bool kSilu>
+__device__ __forceinline__ void epilogue_quads_fast(const epilogue_args& p, const epilogue_scalars& sc,
+                                                    const fast_quad_consts& k, float (&v)[kN][4],
+                                                    const uint32_t (&zw)[kN], const int64_t (&off)[kN],
+                                                    uint32_t valid) {
+    uint8_t* y = static_cast<uint8_t*>(p.y);
+#pragma unroll
+    for (int i = 0; i < kN; ++i) {
+        float zv[4];
+        if constexpr (kZ) {
+            const float2 zl = __half22float2(
+                __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] & 0xffffu), __NV_E4M3)));
+            const float2 zh = __half22float2(
+                __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] >> 16), __NV_E4M3)));
+            zv[0] = zl.x, zv[1] = zl.y, zv[2] = zh.x, zv[3] = zh.y;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            float t = fp8ort_add_rn(v[i][e], 0.0f);  // an all-(-0) sum is +0, as in the reference
+            t = fp8ort_add_rn(fp8ort_mul_rn(t, k.scale[e]), k.bias[e]);
+            if constexpr (kZ) t = fp8ort_add_rn(t, fp8ort_mul_rn(zv[e], k.zs));
+            if constexpr (kSilu) t = t * sigmoid_f32(t);
+            else t = t < k.lo ? k.lo : t;
+            v[i][e] = t;
+        }
+    }
+    float m = max_abs_nan(v[0][0], v[0][1]);
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+#pragma unroll
+        for (int e = (i == 0 ? 2 : 0); e < 4; ++e) m = max_abs_nan(m, v[i][e]);
+    if (m < 0x1p64f) {
+#pragma unroll
+        for (int i = 0; i < kN; ++i) {
+            float q[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) q[e] = fp8_quotient_group(v[i][e], sc.y_scale);
+            const uint32_t lo2 = __nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, __NV_E4M3);
+            const uint32_t hi2 = __nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, __NV_E4M3);
+            if ((valid >> i) & 1u) __stwb(reinterpret_cast<unsigned int*>(y + off[i]), (lo2 & 0xffffu) | (hi2 << 16));
+        }
+    } else {  // unrolled: an index into v that is not a constant would put v in local memory
+#pragma unroll
+        for (int i = 0; i < kN; ++i)
+            if ((valid >> i) & 1u) *reinterpret_cast<uint32_t*>(y + off[i]) = quantize4<FP8ORT_E4M3FN>(v[i], sc.y_scale);
+    }
+}
+
+// The rows of one thread of a tile epilogue as fast quads, four rows (sixteen values) per step (epilogue_rows takes
+// them where fast_quads_apply and the thread has four whole columns): the staged accumulators by ld.shared (a float
+// pointer gets the generic load), the residual's words a step ahead. Rows past the thread's `rows` are computed from
+// zeros but neither read from Z nor stored. s_addr: the shared address of the thread's first row at column c; the
+// row step (r_step rows) is s_step bytes in shared memory and idx_step elements in Y and Z.
 template <bool kZ, bool kSilu>
 __device__ __forceinline__ void epilogue_rows_fast(const epilogue_args& p, const epilogue_scalars& sc,
                                                    uint32_t s_addr, uint32_t s_step, int rows, int64_t idx,
                                                    int64_t idx_step, const column_consts (&cc)[4]) {
-    uint8_t* y = static_cast<uint8_t*>(p.y);
     const uint8_t* z = static_cast<const uint8_t*>(p.z);
-    const float lo = p.relu ? 0.0f : -INFINITY;
-    float scale[4], bias[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) scale[e] = cc[e].scale, bias[e] = p.bias ? cc[e].bias : -0.0f;
-    const float zs = p.z_scale ? sc.z_scale : 1.0f;
+    const fast_quad_consts k = make_fast_quad_consts(p, sc, cc);
     uint32_t zn[4] = {0u, 0u, 0u, 0u};  // the next step's residual words, loaded a step ahead
     if constexpr (kZ) {
 #pragma unroll
@@ -427,7 +500,7 @@ __device__ __forceinline__ void epilogue_rows_fast(const epilogue_args& p, const
     }
 #pragma unroll 1
     for (int g = 0; g < rows; g += 4, idx += 4 * idx_step, s_addr += 4 * s_step) {
-        uint32_t zw[4];
+        uint32_t zw[4] = {0u, 0u, 0u, 0u};
         if constexpr (kZ) {
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
@@ -438,54 +511,16 @@ __device__ __forceinline__ void epilogue_rows_fast(const epilogue_args& p, const
             }
         }
         float v[4][4];
+        int64_t off[4];
+        uint32_t valid = 0;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const float4 a = g + i < rows ? lds_f32x4(s_addr + i * s_step) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             v[i][0] = a.x, v[i][1] = a.y, v[i][2] = a.z, v[i][3] = a.w;
+            off[i] = idx + i * idx_step;
+            valid |= (g + i < rows ? 1u : 0u) << i;
         }
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            float zv[4];
-            if constexpr (kZ) {
-                const float2 zl = __half22float2(__half2(
-                    __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] & 0xffffu), __NV_E4M3)));
-                const float2 zh = __half22float2(
-                    __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] >> 16), __NV_E4M3)));
-                zv[0] = zl.x, zv[1] = zl.y, zv[2] = zh.x, zv[3] = zh.y;
-            }
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                float t = fp8ort_add_rn(v[i][e], 0.0f);  // an all-(-0) sum is +0, as in the reference
-                t = fp8ort_add_rn(fp8ort_mul_rn(t, scale[e]), bias[e]);
-                if constexpr (kZ) t = fp8ort_add_rn(t, fp8ort_mul_rn(zv[e], zs));
-                if constexpr (kSilu) t = t * sigmoid_f32(t);
-                else t = t < lo ? lo : t;
-                v[i][e] = t;
-            }
-        }
-        float m = max_abs_nan(v[0][0], v[0][1]);
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int e = (i == 0 ? 2 : 0); e < 4; ++e) m = max_abs_nan(m, v[i][e]);
-        if (m < 0x1p64f) {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                float q[4];
-#pragma unroll
-                for (int e = 0; e < 4; ++e) q[e] = fp8_quotient_group(v[i][e], sc.y_scale);
-                const uint32_t lo2 = __nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, __NV_E4M3);
-                const uint32_t hi2 = __nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, __NV_E4M3);
-                if (g + i < rows)
-                    __stwb(reinterpret_cast<unsigned int*>(y + idx + i * idx_step), (lo2 & 0xffffu) | (hi2 << 16));
-            }
-        } else {  // unrolled: an index into v that is not a constant would put v in local memory
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                if (g + i < rows)
-                    *reinterpret_cast<uint32_t*>(y + idx + i * idx_step) =
-                        quantize4<FP8ORT_E4M3FN>(v[i], sc.y_scale);
-        }
+        epilogue_quads_fast<4, kZ, kSilu>(p, sc, k, v, zw, off, valid);
     }
 }
 #endif  // NVIDIA sm_89+
@@ -503,9 +538,8 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
     // callers whose registers are free here); other types and the portable GEMM keep the row loop below
     if constexpr (kActQuad && Y == FP8ORT_E4M3FN) {
 #if defined(FP8ORT_HAS_FAST_ROWS)
-        const bool z_fast = !p.z || (vec_z && p.z_type == FP8ORT_E4M3FN && p.act == FP8ORT_ACT_NONE);
-        const bool silu = p.act == FP8ORT_ACT_SILU;
-        if (p.rows_fast && count == 4 && vec_y && sc.y_scale.fast && z_fast && (p.act == FP8ORT_ACT_NONE || silu)) {
+        if (count == 4 && fast_quads_apply(p, sc, vec_y, vec_z)) {
+            const bool silu = p.act == FP8ORT_ACT_SILU;
             const int rows = r_begin < r_end ? (r_end - r_begin + r_step - 1) / r_step : 0;
             const uint32_t s_addr = static_cast<uint32_t>(__cvta_generic_to_shared(s + r_begin * ld_s + c));
             const uint32_t s_step = static_cast<uint32_t>(r_step * ld_s * sizeof(float));
