@@ -149,6 +149,8 @@ def run_conv(
     few_channels=0,
     im2col=0,
     strided_1x1=0,
+    fast_rows=0,
+    seed=None,
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
@@ -161,9 +163,10 @@ def run_conv(
     edits the FP8 weight before use. ``few_channels``: fp8ort_conv_set_few_channels (2 takes the few-channel kernel
     for stems, 0 the default). ``im2col``: fp8ort_conv_set_im2col (2 takes the im2col route for large-kernel stems,
     0 the default: on). ``strided_1x1``: fp8ort_conv_set_strided_1x1 (2 takes the subsampling route for strided 1x1
-    convolutions, 0 the default: on)."""
+    convolutions, 0 the default: on). ``fast_rows``: fp8ort_epilogue_set_fast_rows (2 takes the fast quads where they
+    apply, 1 never, 0 the default). ``seed``: the operands' random seed (fresh when None)."""
     lib, rt = gpu
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(seed)
     batch, h, w, c, m, kh, kw, strides, pads, dil, group = case
     shape = conv_shape(batch, h, w, c, m, (kh, kw), strides, pads, dil, group)
     oh, ow = lib.fp8ort_conv_out_h(shape), lib.fp8ort_conv_out_w(shape)
@@ -246,6 +249,7 @@ def run_conv(
     lib.fp8ort_conv_set_few_channels(few_channels)
     lib.fp8ort_conv_set_im2col(im2col)
     lib.fp8ort_conv_set_strided_1x1(strided_1x1)
+    lib.fp8ort_epilogue_set_fast_rows(fast_rows)
     try:
         name = lib.fp8ort_conv_kernel_name(fmt.onnx_type, shape).decode()
         ws = lib.fp8ort_conv_workspace_bytes(fmt.onnx_type, shape)
@@ -271,6 +275,7 @@ def run_conv(
         lib.fp8ort_conv_set_few_channels(0)
         lib.fp8ort_conv_set_im2col(0)
         lib.fp8ort_conv_set_strided_1x1(0)
+        lib.fp8ort_epilogue_set_fast_rows(0)
     got = rt.from_device(d_y, (batch, oh, ow, m), out_t)
     abs_sum = None
     if "wgmma" in name:  # reduced-precision accumulation: sum_k |a_k w_k| in Y's units bounds the error
@@ -334,6 +339,42 @@ def test_depthwise_bits(gpu, epi_cfg, variant, kernel):
         assert name == ("depthwise_tile" if tile else "depthwise"), (case, fmt.name)
         bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
         assert bad.size == 0, f"{case} {fmt.name} {epi_cfg} {name}: {bad.size} bytes differ, first at byte {bad[0]}"
+
+
+FAST_ROWS_OFF, FAST_ROWS_ON = 1, 2  # fp8ort_epilogue_set_fast_rows
+FAST_QUAD_EPILOGUES = [EPILOGUES[1], (True, True, None, False, True, E4M3), (False, False, None, False, False, E4M3)]
+
+
+@pytest.mark.parametrize("epi_cfg", FAST_QUAD_EPILOGUES, ids=["fp8_res_fp8", "bias_relu_fp8", "plain_fp8"])
+def test_depthwise_fast_quads_bits(gpu, epi_cfg):
+    """The depthwise tile kernel's fast quads (fp8ort_epilogue_set_fast_rows 2: a strip's four pixels without a
+    branch) write the reference epilogue of the kernel's own float32 sums bit for bit: an E4M3FN residual and Relu,
+    bias and Relu, neither; partial strips at the right border."""
+    for case in [c for c in CASES if is_depthwise(c) and tile_applies(c, nx.E4M3FN)]:
+        got, want, name, _ = run_conv(
+            gpu, case, epi_cfg, 0, f32_sums=True, depthwise=DEPTHWISE_TILE, fast_rows=FAST_ROWS_ON
+        )
+        assert name == "depthwise_tile", case
+        bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())
+        assert bad.size == 0, f"{case} {epi_cfg}: {bad.size} bytes differ, first at byte {bad[0]}"
+
+
+def test_conv_silu_fast_quads_keep_the_bits(gpu):
+    """SiLU into an E4M3FN output through the fast quads (fp8ort_epilogue_set_fast_rows 2) writes the bits of the
+    general epilogue (1), on the same operands, in the sm90a tile epilogues (a 3x3 convolution, a split-K shape) and
+    the depthwise tile kernel; both match the reference within the activation's tolerance."""
+    cfg = (True, True, None, False, False, E4M3)
+    for case in ACTIVATION_CASES[:3]:
+        seed = int(np.random.default_rng().integers(2**31))
+        outs = []
+        for fast in (FAST_ROWS_OFF, FAST_ROWS_ON):
+            dw = DEPTHWISE_TILE if is_depthwise(case) else 0
+            got, want, name, abs_sum = run_conv(
+                gpu, case, cfg, 0, activation=("Silu", None, None), depthwise=dw, fast_rows=fast, seed=seed
+            )
+            check_output(got, want, cfg[-1], f"conv {case} silu fast {fast} {name}", abs_sum=abs_sum)
+            outs.append(got)
+        assert outs[0].tobytes() == outs[1].tobytes(), f"{case} {name} seed {seed}: the fast quads changed the bits"
 
 
 @pytest.mark.parametrize("kernel", [DEPTHWISE_PIXEL, DEPTHWISE_TILE], ids=["pixel", "tile"])
