@@ -307,9 +307,9 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     consume_tiles<F, BN, Promote, kStages, true>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
-                                           static_cast<int64_t>(tm) * kBm,
-                                           ep.col_offset + static_cast<int64_t>(tn) * BN,
-                                           m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
+                                                 static_cast<int64_t>(tm) * kBm,
+                                                 ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                                 m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
     FP8ORT_TRAP();
 #endif
