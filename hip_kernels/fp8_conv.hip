@@ -353,9 +353,12 @@ __global__ void __launch_bounds__((dw_tile<K, S>::kThreads))
                     zw[p] = __ldcg(reinterpret_cast<const unsigned int*>(static_cast<const uint8_t*>(ep.z) + off[p]));
             }
             const fast_quad_consts k = make_fast_quad_consts(ep, sc, cc);
-            if (ep.z) epilogue_quads_fast<kTileP, true, false>(ep, sc, k, acc, zw, off, valid);
-            else if (ep.act == FP8ORT_ACT_SILU) epilogue_quads_fast<kTileP, false, true>(ep, sc, k, acc, zw, off, valid);
-            else epilogue_quads_fast<kTileP, false, false>(ep, sc, k, acc, zw, off, valid);
+            if (ep.z)
+                epilogue_quads_fast<kTileP, true, false>(ep, sc, k, acc, zw, off, valid);
+            else if (ep.act == FP8ORT_ACT_SILU)
+                epilogue_quads_fast<kTileP, false, true>(ep, sc, k, acc, zw, off, valid);
+            else
+                epilogue_quads_fast<kTileP, false, false>(ep, sc, k, acc, zw, off, valid);
             return;
         }
     }

@@ -477,7 +477,8 @@ __device__ __forceinline__ void epilogue_quads_fast(const epilogue_args& p, cons
     } else {  // unrolled: an index into v that is not a constant would put v in local memory
 #pragma unroll
         for (int i = 0; i < kN; ++i)
-            if ((valid >> i) & 1u) *reinterpret_cast<uint32_t*>(y + off[i]) = quantize4<FP8ORT_E4M3FN>(v[i], sc.y_scale);
+            if ((valid >> i) & 1u)
+                *reinterpret_cast<uint32_t*>(y + off[i]) = quantize4<FP8ORT_E4M3FN>(v[i], sc.y_scale);
     }
 }
 

@@ -48,9 +48,10 @@
 #            DW_SHAPES=3:224:7:2:64:1 DW_REGEX="im2col|gemm|conv" DW_COUNT=2
 #   sass     Nsight Compute's source page (executed instructions per SASS instruction) of one kernel of one
 #            convolution per SASS_SHAPES entry ("c:hw:k:s:m:group", default ResNet-50's 64 -> 256 1x1 layer at batch
-#            256), SASS_REGEX picks the kernel (default "gemm|conv"), SASS_ARGS adds bench/profile_conv.py arguments
-#            (default "--act Silu"; e.g. "--act Relu --z"), SASS_TAG names the files of such a run; tools/sass_summary.py sums
-#            it by opcode and writes the executed instructions: sass_<shape>[_<tag>].tsv (.csv.gz: ncu's table), sass[_<tag>].log
+#            256), SASS_REGEX picks the kernel (default "gemm|conv"), SASS_ARGS adds bench/profile_conv.py
+#            arguments (default "--act Silu"; e.g. "--act Relu --z"), SASS_TAG names the files of such a run;
+#            tools/sass_summary.py sums it by opcode and writes the executed instructions: sass_<shape>[_<tag>].tsv
+#            (ncu's table: .csv.gz), sass[_<tag>].log
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
 #            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
