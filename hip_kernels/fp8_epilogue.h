@@ -390,10 +390,8 @@ __device__ __forceinline__ float max_abs_nan(float a, float b) {
 // as tiny as y / s but may lose the sign of a zero (y = -0: the correction adds -0 to +0); q0 = y * RN(1 / s) has
 // the sign of y / s, zeros included, and gives q2 its sign.
 __device__ __forceinline__ float fp8_quotient_group(float y, const fp8_divisor& d) {
-    const float q0 = fp8ort_mul_rn(y, d.r);
-    const float q1 = fmaf(fmaf(-d.s, q0, y), d.r, q0);
-    const float q2 = fmaf(fmaf(-d.s, q1, y), d.r, q1);
-    return __uint_as_float((__float_as_uint(q2) & 0x7fffffffu) | (__float_as_uint(q0) & 0x80000000u));
+    const fp8_quotient_steps q = fp8_quotient_corrected(y, d);
+    return __uint_as_float((__float_as_uint(q.q2) & 0x7fffffffu) | (__float_as_uint(q.q0) & 0x80000000u));
 }
 
 // The constants of fast quads (epilogue_quads_fast) for one thread's four columns.
@@ -442,13 +440,7 @@ __device__ __forceinline__ void epilogue_quads_fast(const epilogue_args& p, cons
 #pragma unroll
     for (int i = 0; i < kN; ++i) {
         float zv[4];
-        if constexpr (kZ) {
-            const float2 zl = __half22float2(
-                __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] & 0xffffu), __NV_E4M3)));
-            const float2 zh = __half22float2(
-                __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(zw[i] >> 16), __NV_E4M3)));
-            zv[0] = zl.x, zv[1] = zl.y, zv[2] = zh.x, zv[3] = zh.y;
-        }
+        if constexpr (kZ) decode4_fp8_hw<FP8ORT_E4M3FN>(zw[i], zv);
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
             float t = fp8ort_add_rn(v[i][e], 0.0f);  // an all-(-0) sum is +0, as in the reference

@@ -96,6 +96,21 @@ __device__ __forceinline__ float decode_fp8(uint8_t v) {
     return __uint_as_float(sign | f32);
 }
 
+#if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// Four E4M3FN or E5M2 codes (byte e -> out[e]) by the hardware conversion to float16 and then to float32: exactly
+// decode_fp8's values for every code but the NaN codes, which give a NaN without their sign and payload.
+template <fp8ort_fp8_format F>
+__device__ __forceinline__ void decode4_fp8_hw(uint32_t w, float (&out)[4]) {
+    static_assert(F == FP8ORT_E4M3FN || F == FP8ORT_E5M2, "the hardware converts the OCP formats");
+    constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
+    const float2 lo =
+        __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w & 0xffffu), kind)));
+    const float2 hi =
+        __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w >> 16), kind)));
+    out[0] = lo.x, out[1] = lo.y, out[2] = hi.x, out[3] = hi.y;
+}
+#endif
+
 // Four FP8 codes packed little-endian (byte e -> out[e]), each exactly as decode_fp8. On NVIDIA sm_89+ the OCP
 // formats take the hardware conversion to float16 (exact: every FP8 value is a float16 normal or zero) and then to
 // float32, about 2 instructions per value instead of ~12; a word holding a NaN code takes decode_fp8, whose NaN bits
@@ -106,12 +121,7 @@ __device__ __forceinline__ void decode4_fp8(uint32_t w, float (&out)[4]) {
     if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
         const uint32_t nan_probe = (w & 0x7f7f7f7fu) + (F == FP8ORT_E4M3FN ? 0x01010101u : 0x03030303u);
         if ((nan_probe & 0x80808080u) == 0) {
-            constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
-            const float2 lo = __half22float2(
-                __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w & 0xffffu), kind)));
-            const float2 hi = __half22float2(
-                __half2(__nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(w >> 16), kind)));
-            out[0] = lo.x, out[1] = lo.y, out[2] = hi.x, out[3] = hi.y;
+            decode4_fp8_hw<F>(w, out);
             return;
         }
     }
@@ -164,11 +174,21 @@ __device__ __forceinline__ bool fp8_quotient_in_range(float x) {
 // the same FP8 code as RN(x / s): |x| < 2^-64 gives |x / s| < 2^-24, a zero of the sign of x / s in every FP8
 // format (zeros included: 0 * r is the correctly signed zero); |x| > 2^64 gives |x / s| > 2^24, past every
 // format's largest finite value, saturated or infinite alike; infinities stay infinities; NaN stays NaN.
-__device__ __forceinline__ float fp8_quotient_fast(float x, const fp8_divisor& d) {
+// q0 = x * RN(1 / s) and q2, q0 after two corrections (RN(x / s) where d.fast and x is in range): the steps of
+// fp8_quotient_fast and of the tile epilogues' grouped quotient (fp8_quotient_group).
+struct fp8_quotient_steps {
+    float q0, q2;
+};
+
+__device__ __forceinline__ fp8_quotient_steps fp8_quotient_corrected(float x, const fp8_divisor& d) {
     const float q0 = fp8ort_mul_rn(x, d.r);
     const float q1 = fmaf(fmaf(-d.s, q0, x), d.r, q0);
-    const float q2 = fmaf(fmaf(-d.s, q1, x), d.r, q1);
-    return fp8_quotient_in_range(x) ? q2 : q0;
+    return {q0, fmaf(fmaf(-d.s, q1, x), d.r, q1)};
+}
+
+__device__ __forceinline__ float fp8_quotient_fast(float x, const fp8_divisor& d) {
+    const fp8_quotient_steps q = fp8_quotient_corrected(x, d);
+    return fp8_quotient_in_range(x) ? q.q2 : q.q0;
 }
 
 __device__ __forceinline__ float fp8ort_quotient_for_fp8(float x, const fp8_divisor& d) {

@@ -361,8 +361,9 @@ def test_depthwise_fast_quads_bits(gpu, epi_cfg):
 
 def test_conv_silu_fast_quads_keep_the_bits(gpu):
     """SiLU into an E4M3FN output through the fast quads (fp8ort_epilogue_set_fast_rows 2) writes the bits of the
-    general epilogue (1), on the same operands, in the sm90a tile epilogues (a 3x3 convolution, a split-K shape) and
-    the depthwise tile kernel; both match the reference within the activation's tolerance."""
+    general epilogue (1), on the same operands, in the sm90a tile epilogues (a 3x3 convolution) and the depthwise tile
+    kernel, and a split-K shape (whose epilogue pass never takes them) keeps its bits too; both match the reference
+    within the activation's tolerance."""
     cfg = (True, True, None, False, False, E4M3)
     for case in ACTIVATION_CASES[:3]:
         seed = int(np.random.default_rng().integers(2**31))
