@@ -16,7 +16,8 @@ exported by ``pytorch_side.export_model``) and batch size, in one run (``--syste
     python3 bench/plugin_ep_gpu.py --out bench/results/h200.json --ort-gpu-site /tmp/ortsite --plot
         [--models resnet50 efficientnet_b0 bert] [--batches 1 32 256] [--torch-compile] [--update]
 
-``--skip-pass qkv.PackQkvPass`` (or ``BENCH_SKIP_PASS``) quantizes without that quantizer pass, for an A/B of it.
+``--skip-pass qkv.PackQkvPass`` (or ``BENCH_SKIP_PASS``) quantizes without that quantizer pass, for an A/B of it;
+``--config '{"power_of_two_scales": false}'`` (or ``BENCH_CONFIG``) changes QuantizeConfig fields the same way.
 ``--update`` lays this run's rows over the existing ``--out`` file (per model, batch and system), so the models can
 be measured in separate calls; ``--plot`` then writes ``<out>.png`` and ``<out>.md`` (bench/plot.py).
 """
@@ -113,19 +114,21 @@ def placement(path: str) -> dict[str, int]:
     return counts
 
 
-def quantize_variants(name: str, fp32: Path, work: Path, entry: dict, calibration: int) -> list[tuple[str, Path, bool]]:
+def quantize_variants(
+    name: str, fp32: Path, work: Path, entry: dict, calibration: int, config: fp8ort.QuantizeConfig
+) -> list[tuple[str, Path, bool]]:
     """Quantizes the export (and, for the CNNs, its NHWC twin); returns (row key, model, graph capture) triples."""
     calib = make_inputs(name, calibration, seed=1)
     fp8 = work / f"{name}.fp8.onnx"
     t0 = time.perf_counter()
-    _, report = fp8ort.quantize(str(fp32), str(fp8), calibration_data=calib, return_report=True)
+    _, report = fp8ort.quantize(str(fp32), str(fp8), calibration_data=calib, config=config, return_report=True)
     entry["quantize_s"] = time.perf_counter() - t0
     entry["fp8_mac_share"] = report.fp8_mac_share
     entry["placement"] = placement(str(fp8))
     variants = [("fp8ort", fp8, False), ("fp8ort_graph", fp8, True)]
     if name != "bert":  # the default is channels-last (layout "auto"); the NCHW layout for comparison
         fp8n = work / f"{name}.fp8.nchw.onnx"
-        fp8ort.quantize(str(fp32), str(fp8n), calibration_data=calib, config=fp8ort.QuantizeConfig(layout="NCHW"))
+        fp8ort.quantize(str(fp32), str(fp8n), calibration_data=calib, config=config.replace(layout="NCHW"))
         entry["placement_nchw"] = placement(str(fp8n))
         variants.append(("fp8ort_nchw", fp8n, False))
     print(
@@ -185,7 +188,7 @@ def bench_model(name: str, args: argparse.Namespace, work: Path, vendor: int) ->
     quantize_error: dict | None = None
     if "fp8ort" in args.systems:
         try:
-            variants = quantize_variants(name, fp32, work, entry, args.calibration)
+            variants = quantize_variants(name, fp32, work, entry, args.calibration, args.config)
         except Exception as exc:  # the other systems still run on the export
             quantize_error = {"error": f"quantize: {error_entry(exc)['error']}"}
             print(f"{name}: {quantize_error['error']}", flush=True)
@@ -267,7 +270,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="MODULE.CLASS",
         help="quantizer passes to leave out, for an A/B of one pass (e.g. qkv.PackQkvPass; default: $BENCH_SKIP_PASS)",
     )
+    ap.add_argument(
+        "--config",
+        default=os.environ.get("BENCH_CONFIG", "{}"),
+        metavar="JSON",
+        help="QuantizeConfig fields to change, e.g. '{\"power_of_two_scales\": false}' (default: $BENCH_CONFIG)",
+    )
     args = ap.parse_args(argv)
+    try:
+        args.config = fp8ort.QuantizeConfig().replace(**json.loads(args.config))
+    except (ValueError, TypeError) as e:  # bad JSON, unknown fields, QuantizeError (a ValueError)
+        ap.error(f"--config {args.config!r}: {e}")
+    if args.config != fp8ort.QuantizeConfig():
+        print(f"quantizer config changed: {args.config.to_dict()}", flush=True)
     for spec in args.skip_pass:
         module, _, cls = spec.rpartition(".")
         try:

@@ -115,8 +115,10 @@ class EpilogueCase:
         w_scale,
         activation=None,
         bias_values=None,
+        y_scale=0.11,
     ):
-        """``activation``: an (activation, alpha, beta) spec replacing ``relu``; ``bias_values``: the bias itself."""
+        """``activation``: an (activation, alpha, beta) spec replacing ``relu``; ``bias_values``: the bias itself;
+        ``y_scale``: Y's scale when Y is FP8 (a power of two takes the kernels' one-multiply quotient)."""
         self.y_type = y_type
         self.w_scale = w_scale if per_channel else np.float32([w_scale.mean()])
         self.bias = rng.standard_normal(n_channels).astype(np.float32) * 3 if bias else None
@@ -133,7 +135,7 @@ class EpilogueCase:
             else:
                 self.z = zf.astype(NP_OF[z_type])
                 self.z_scale = np.float32(0.5) if z_scaled else None
-        self.y_scale = np.float32(0.11) if nx.is_fp8(y_type) else None
+        self.y_scale = np.float32(y_scale) if nx.is_fp8(y_type) else None
         self.relu = self.activation[0] == "Relu"
         self.x_scale = np.float32(x_scale)
         name = self.activation[0]

@@ -151,6 +151,7 @@ def run_conv(
     strided_1x1=0,
     fast_rows=0,
     seed=None,
+    y_scale=0.11,
 ):
     """One convolution on random operands: (got, want, kernel name, abs_sum or None), or None where a forced kernel
     refuses the shape as it should. ``activation``: an (activation, alpha, beta) spec in place of the config's relu,
@@ -203,6 +204,7 @@ def run_conv(
         w_scale=w_scale,
         activation=activation,
         bias_values=bias_values,
+        y_scale=y_scale,
     )
     if f32_sums:
         assert is_depthwise(case) or (group == 1 and dil == (1, 1))
@@ -345,14 +347,17 @@ FAST_ROWS_OFF, FAST_ROWS_ON = 1, 2  # fp8ort_epilogue_set_fast_rows
 FAST_QUAD_EPILOGUES = [EPILOGUES[1], (True, True, None, False, True, E4M3), (False, False, None, False, False, E4M3)]
 
 
+@pytest.mark.parametrize("y_scale", [0.11, 0.125], ids=["y_scale", "y_scale_2^-3"])
+@pytest.mark.parametrize("fast_rows", [FAST_ROWS_OFF, FAST_ROWS_ON], ids=["general", "fast"])
 @pytest.mark.parametrize("epi_cfg", FAST_QUAD_EPILOGUES, ids=["fp8_res_fp8", "bias_relu_fp8", "plain_fp8"])
-def test_depthwise_fast_quads_bits(gpu, epi_cfg):
+def test_depthwise_fast_quads_bits(gpu, epi_cfg, fast_rows, y_scale):
     """The depthwise tile kernel's fast quads (fp8ort_epilogue_set_fast_rows 2: a strip's four pixels without a
-    branch) write the reference epilogue of the kernel's own float32 sums bit for bit: an E4M3FN residual and Relu,
-    bias and Relu, neither; partial strips at the right border."""
+    branch) and its general epilogue (1) write the reference epilogue of the kernel's own float32 sums bit for bit: an
+    E4M3FN residual and Relu, bias and Relu, neither; partial strips at the right border; a Y scale of 0.11 (the
+    corrected reciprocal) and of 2^-3 (one multiply)."""
     for case in [c for c in CASES if is_depthwise(c) and tile_applies(c, nx.E4M3FN)]:
         got, want, name, _ = run_conv(
-            gpu, case, epi_cfg, 0, f32_sums=True, depthwise=DEPTHWISE_TILE, fast_rows=FAST_ROWS_ON
+            gpu, case, epi_cfg, 0, f32_sums=True, depthwise=DEPTHWISE_TILE, fast_rows=fast_rows, y_scale=y_scale
         )
         assert name == "depthwise_tile", case
         bad = np.flatnonzero(got.view(np.uint8).ravel() != np.ascontiguousarray(want).view(np.uint8).ravel())

@@ -67,13 +67,19 @@ def test_quantize_all_bfloat16(gpu, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
-# 1e-12 and 1e12 divide through the prepared reciprocal (|scale| in [2^-40, 2^40]), 5e-13 and 2e12 exactly
-@pytest.mark.parametrize("scale", [1.0, 0.0173, 3.0, 1e-12, 5e-13, 1e12, 2e12])
+# 1e-12 and 1e12 divide through the prepared reciprocal (|scale| in [2^-40, 2^40]), 5e-13 and 2e12 exactly; powers
+# of two from 2^-126 to 2^126 (1.0 among them) multiply by their exact reciprocal, 2^-127 and 2^127 do not (their
+# reciprocal or themselves subnormal)
+@pytest.mark.parametrize(
+    "scale", [1.0, 0.0173, 3.0, 1e-12, 5e-13, 1e12, 2e12, 0.125, 2.0**-60, 2.0**-126, 2.0**126, 2.0**-127, 2.0**127]
+)
 def test_quantize_float32_samples(gpu, fmt, scale):
     rng = np.random.default_rng()
     random_bits = rng.integers(0, 2**32, size=600_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
     in_range = rng.standard_normal(300_000) * fmt.max * scale * rng.choice([1e-6, 1e-3, 0.1, 1, 3], 300_000)
-    ties = midpoints(fmt) * np.float32(scale)
+    with np.errstate(all="ignore"):  # past float32 for the largest scales: infinities, which are inputs too
+        in_range = in_range.astype(np.float32)
+        ties = midpoints(fmt) * np.float32(scale)
     special = np.array(
         [
             0.0,
@@ -93,10 +99,10 @@ def test_quantize_float32_samples(gpu, fmt, scale):
         np.float32,
     )
     nan_payloads = np.array([0x7F800001, 0xFF800001, 0x7FBFFFFF, 0x7FC00001], np.uint32).view(np.float32)
-    x = np.concatenate(
-        [random_bits, in_range.astype(np.float32), ties, -ties, special, special * np.float32(scale), nan_payloads]
-    ).astype(np.float32)
     with np.errstate(all="ignore"):
+        x = np.concatenate(
+            [random_bits, in_range, ties, -ties, special, special * np.float32(scale), nan_payloads]
+        ).astype(np.float32)
         assert_bits_equal(run_quantize(gpu, x, scale, fmt), expected_bits(x, scale, fmt), x)
 
 

@@ -79,13 +79,15 @@ def run_gemm(
     skip_unsupported=False,
     activation=None,
     edit_a=None,
+    y_scale=0.11,
 ):
     """One GEMM on random operands: (got, want, kernel name, abs_sum or None).
 
     ``blaslt``: through fp8ort_gemm_blaslt instead of fp8ort_gemm (``kernel`` unused); ``skip_unsupported``: skip
     the test when it answers FP8ORT_UNSUPPORTED; ``activation``: an (activation, alpha, beta) spec in place of the
     config's relu, with scales and bias chosen so that the pre-activation lies around the activation's kinks;
-    ``edit_a``: a function that edits the float32 A before it is quantized (on the device and in the reference).
+    ``edit_a``: a function that edits the float32 A before it is quantized (on the device and in the reference);
+    ``y_scale``: Y's scale when Y is FP8.
     """
     lib, rt = gpu
     rng = np.random.default_rng(seed)
@@ -117,6 +119,7 @@ def run_gemm(
         w_scale=w_scale,
         activation=activation,
         bias_values=bias_values,
+        y_scale=y_scale,
     )
     want = ref.fp8_matmul(a, w, np.float32(x_scale), epi.w_scale, epi.bias, transB=trans_b, **epi.reference_kwargs())
 
@@ -433,6 +436,30 @@ def test_gemm_fast_rows_give_the_same_bits(gpu, kernel, shape):
                 activation=activation,
                 edit_a=edit_a,
             )
+
+
+@pytest.mark.parametrize("y_scale", [0.125, 2.0**-126, 2.0**40], ids=["2^-3", "2^-126", "2^40"])
+def test_gemm_power_of_two_y_scale(gpu, y_scale):
+    """A power-of-two Y scale (the quantizer's default) takes the one-multiply quotient in the general epilogue
+    (quantize4) and in the fast rows: both match the reference, NaN rows included, and give the same bits; 2^-126
+    (the smallest exact divisor: everything saturates) and 2^40 (everything rounds to zero but the signs) are its
+    edges."""
+    lib, _ = gpu
+    shape = (300, 264, 320)
+    skip_without_sm90(lib, *shape)
+    for i, (cfg, activation) in enumerate(FAST_ROWS_CASES[:5]):
+        same_bits_both_ways(
+            gpu,
+            lib.fp8ort_epilogue_set_fast_rows,
+            f"power-of-two y_scale {y_scale} {activation}",
+            shape,
+            cfg,
+            trans_b=(i % 2 == 0),
+            kernel=0,
+            activation=activation,
+            edit_a=with_nan_rows if i < 2 else None,
+            y_scale=y_scale,
+        )
 
 
 @pytest.mark.parametrize("shape", [(1000, 264, 64), (777, 200, 128), (19300, 264, 96)], ids=str)
