@@ -11,6 +11,12 @@ Metrics against the FP32 model on the held-out crops: logit SQNR, top-1 agreemen
 Conv/Gemm/MatMul MACs in FP8 (for ORT's rows: weights behind a DequantizeLinear, INT8 in the INT8 row); the
 quantization time. fp8ort rows run the standard-QDQ twin of each model on ORT's CPU EP (the numerics of the
 com.fp8ort kernels up to float32 summation order).
+
+    python bench/accuracy.py --only ocr_det --rows max mse --power-of-two-scales both   # some rows, A/B
+
+``--rows`` runs some rows only and puts them in place of the same rows of the last results (the others are kept);
+``--power-of-two-scales on|off|both`` runs the fp8ort rows with that ``QuantizeConfig.power_of_two_scales``, labelled
+``pow2 scales on``/``off`` (without it: the config's default, unlabelled).
 """
 
 from __future__ import annotations
@@ -44,6 +50,40 @@ TARGETS = {
 }
 OCR_CALIB_LINES, OCR_EVAL_LINES = 48, 96  # rendered text lines (calibration seed 0, evaluation seed 1)
 OCR_CALIB_PAGES, OCR_EVAL_PAGES = 8, 8  # rendered 320x320 pages
+METHODS = ("max", "percentile", "mse", "entropy")  # fp8ort rows without a target (the OCR models: max and mse)
+ROWS = (*METHODS, "target", "target-max", "target-mse", "ort")  # --rows: the target rows (all, or by method), ORT's
+POW2_LABEL = ", pow2 scales "  # label suffix of rows run with --power-of-two-scales
+POW2_NOTE = (
+    " Rows labelled `pow2 scales on`/`off` ran with `QuantizeConfig.power_of_two_scales` on (every activation scale"
+    " rounded up to a power of two) or off (amax / 448); unlabelled rows ran with the config's default of their date"
+    " (off so far: amax / 448)."
+)
+
+
+def fp8ort_configs(name: str, rows: tuple[str, ...], pow2: str) -> list[tuple[str, fq.QuantizeConfig]]:
+    """(label, config) of the fp8ort rows of ``name`` among ``rows``, each with the scale rules ``pow2`` asks for."""
+    variants = [("", {})]
+    if pow2 != "default":
+        variants = [
+            (POW2_LABEL + v, {"power_of_two_scales": v == "on"}) for v in (("off", "on") if pow2 == "both" else (pow2,))
+        ]
+    methods = METHODS if not name.startswith("ocr_") else ("max", "mse")
+    out = [
+        (f"{m}{suffix}", fq.QuantizeConfig(calibration_method=m, format="qdq", **kw))
+        for m in methods
+        if m in rows
+        for suffix, kw in variants
+    ]
+    for target, m in TARGETS[name]:
+        if "target" in rows or f"target-{m}" in rows:
+            out += [
+                (
+                    f"accuracy_target_db={target:g} ({m}){suffix}",
+                    fq.QuantizeConfig(format="qdq", calibration_method=m, accuracy_target_db=target, **kw),
+                )
+                for suffix, kw in variants
+            ]
+    return out
 
 
 def _session_options() -> ort.SessionOptions:
@@ -130,20 +170,18 @@ def _qdq_share(path: str, macs: dict[str, int]) -> float | None:
     return sum(macs[n.name] for n in anchors if n.input[1] in dq) / total if total else None
 
 
-def bench_model(name: str, path: str, calib: np.ndarray, evals: np.ndarray, tmp: str) -> list[dict]:
+def bench_model(
+    name: str,
+    path: str,
+    calib: np.ndarray,
+    evals: np.ndarray,
+    tmp: str,
+    rows_asked: tuple[str, ...] = ROWS,
+    pow2: str = "default",
+) -> list[dict]:
     ref = _run(path, evals)
-    rows = []
-    configs = [
-        (m, fq.QuantizeConfig(calibration_method=m, format="qdq")) for m in ("max", "percentile", "mse", "entropy")
-    ]
-    for target, method in TARGETS[name]:
-        configs.append(
-            (
-                f"accuracy_target_db={target:g} ({method})",
-                fq.QuantizeConfig(format="qdq", calibration_method=method, accuracy_target_db=target),
-            )
-        )
-    for label, cfg in configs:
+    rows, rep = [], None
+    for label, cfg in fp8ort_configs(name, rows_asked, pow2):
         t = time.perf_counter()
         q, rep = fq.quantize(path, calibration_data={"input": calib}, config=cfg, return_report=True)
         secs = time.perf_counter() - t
@@ -152,6 +190,10 @@ def bench_model(name: str, path: str, calib: np.ndarray, evals: np.ndarray, tmp:
             note = _target_note(rep)
         rows.append(_row(f"fp8ort {label}", ref, _run(q.SerializeToString(), evals), rep.fp8_mac_share, secs, note))
         print(name, rows[-1], flush=True)
+    if "ort" not in rows_asked:
+        return rows
+    if rep is None:  # the MACs of every layer come from an fp8ort report
+        rep = fq.quantize(path, calibration_data={"input": calib}, return_report=True)[1]
     macs = {n.name: n.macs for n in rep.nodes if n.macs}
     for fp8 in (True, False):
         out, secs, note = ort_tool(path, calib, fp8, tmp)
@@ -178,7 +220,7 @@ def _target_note(rep) -> str:
     )
 
 
-def bench_ocr(name: str) -> list[dict]:
+def bench_ocr(name: str, rows_asked: tuple[str, ...] = ROWS, pow2: str = "default") -> list[dict]:
     """PP-OCRv4 recognizer (line identity vs the FP32 decoding) or detector (probability-map SQNR)."""
     from models import ocr
 
@@ -193,13 +235,8 @@ def bench_ocr(name: str) -> list[dict]:
     data = model.SerializeToString()
     ref = _run(data, evals, "x")
     ref_text = ocr.ctc_decode(ref, chars) if rec else None
-    configs = [(m, fq.QuantizeConfig(calibration_method=m, format="qdq")) for m in ("max", "mse")]
-    configs += [
-        (f"accuracy_target_db={t:g} ({m})", fq.QuantizeConfig(format="qdq", calibration_method=m, accuracy_target_db=t))
-        for t, m in TARGETS[name]
-    ]
     rows = []
-    for label, cfg in configs:
+    for label, cfg in fp8ort_configs(name, rows_asked, pow2):
         t = time.perf_counter()
         q, rep = fq.quantize(model, calibration_data={"x": calib}, config=cfg, return_report=True)
         secs = time.perf_counter() - t
@@ -229,17 +266,30 @@ def _machine() -> str:
     return f"{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
 
 
+def _env(results: dict) -> str:
+    return f"{results['machine']}; onnxruntime {results['versions']['onnxruntime']}, onnx {results['versions']['onnx']}"
+
+
+def _generated_by(results: dict) -> str:
+    """Which runs made the table: one, or (after runs of some rows) each with the rows it wrote."""
+    runs = results.get("runs")
+    if not runs:
+        return f"Generated by `{results['command']}` on {results['date']}; {_env(results)}."
+    parts = [f"`{r['command']}` on {r['date']} ({r['rows']}; {r['env']})" for r in runs]
+    return "Generated by " + ", then ".join(parts) + "."
+
+
 def to_markdown(results: dict) -> str:
     lines = [
-        f"Generated by `{results['command']}` on {results['date']}; {results['machine']}; "
-        f"onnxruntime {results['versions']['onnxruntime']}, onnx {results['versions']['onnx']}.",
+        _generated_by(results),
         f"Calibration: {results['calibration']}. Evaluation: {results['evaluation']}. Metrics are against the FP32 "
         "model on the held-out data; fp8ort rows run the standard FP8 QDQ twin on ORT's CPU EP (QDQ fusions off: "
         "ORT 1.30 fuses DQ(FP8)+MatMul into a MatMulIntegerToFloat that refuses FP8).",
         "Output SQNR: logits (ImageNet models), the per-step character probabilities (ocr_rec), the text "
         "probability map (ocr_det). Agreement: top-1 (ImageNet models), decoded line identical to the FP32 "
         "model's (ocr_rec). The accuracy-target search scores the logits in front of a Softmax output and requires "
-        "the target on every search batch of 8 calibration samples.",
+        "the target on every search batch of 8 calibration samples."
+        + (POW2_NOTE if any(POW2_LABEL in r["method"] for rows in results["models"].values() for r in rows) else ""),
         "",
         "| model | method | output SQNR vs FP32 (dB) | agreement | MACs in FP8 | quantize time (s) | note |",
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
@@ -253,12 +303,49 @@ def to_markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merge_rows(old: list[dict], new: list[dict]) -> list[dict]:
+    """``old`` with each row of ``new`` in place of the row of the same label, else after the last row of its method
+    (``fp8ort max, pow2 scales on`` after ``fp8ort max``), else after the last fp8ort row."""
+    out = list(old)
+    for r in new:
+        labels = [o["method"] for o in out]
+        if r["method"] in labels:
+            out[labels.index(r["method"])] = r
+            continue
+        base = r["method"].split(POW2_LABEL)[0]
+        fp8ort = [i for i, label in enumerate(labels) if label.startswith("fp8ort")]
+        same = [i for i, label in enumerate(labels) if label.split(POW2_LABEL)[0] == base]
+        out.insert((same or fp8ort or [len(out) - 1])[-1] + 1, r)
+    return out
+
+
+def _rows_run(args: argparse.Namespace, partial: bool) -> str:
+    what = f"{'rows ' + ', '.join(args.rows) if partial else 'all rows'} of {', '.join(args.only)}"
+    if args.power_of_two_scales != "default":
+        what += f", power_of_two_scales {args.power_of_two_scales} (the rows labelled `pow2 scales`)"
+    return what
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models-dir", default=os.path.join(ROOT, "build", "models"))
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "accuracy"))
     p.add_argument("--only", choices=sorted(TARGETS), nargs="+", default=sorted(TARGETS))
+    p.add_argument(
+        "--rows",
+        choices=ROWS,
+        nargs="+",
+        default=list(ROWS),
+        help="run these rows only, in place of the same rows of the last results (default: all, replacing them)",
+    )
+    p.add_argument(
+        "--power-of-two-scales",
+        choices=("default", "on", "off", "both"),
+        default="default",
+        help="QuantizeConfig.power_of_two_scales of the fp8ort rows (on/off/both: labelled rows)",
+    )
     args = p.parse_args()
+    partial = set(args.rows) != set(ROWS)
     os.makedirs(args.models_dir, exist_ok=True)
     eff = os.path.join(args.models_dir, "efficientnet_lite0.onnx")
     if not os.path.exists(eff) or not os.path.exists(os.path.join(args.models_dir, "photos_eval.npz")):
@@ -290,24 +377,54 @@ def main() -> None:
         "eval_samples": len(evals),
         "models": {},
     }
-    if os.path.exists(args.out + ".json"):  # --only: keep the other models' rows of the last run
+    old: dict = {}
+    if os.path.exists(args.out + ".json"):  # --only: keep the other models' rows of the last run (--rows: all rows)
         with open(args.out + ".json") as f:
             old = json.load(f)
-        results["models"] = {k: v for k, v in old.get("models", {}).items() if k not in args.only}
-        results["model_dates"] = {k: v for k, v in old.get("model_dates", {}).items() if k not in args.only}
-        results["model_dates"].update({k: old["date"] for k in results["models"] if k not in results["model_dates"]})
+    keep = [k for k in old.get("models", {}) if k not in args.only or partial]
+    results["models"] = {k: old["models"][k] for k in keep}
+    results["model_dates"] = {k: v for k, v in old.get("model_dates", {}).items() if k in keep}
+    results["model_dates"].update({k: old["date"] for k in keep if k not in results["model_dates"]})
+    if old.get("notes"):
+        results["notes"] = old["notes"]
+    runs = []
+    if keep and (partial or old.get("runs")):  # the table mixes runs: say which rows each one wrote
+        dates = ", ".join(f"{k} {d}" for k, d in old.get("model_dates", {}).items())
+        runs = old.get("runs") or [
+            {"command": old["command"], "date": old["date"], "rows": f"rows dated per model: {dates}", "env": _env(old)}
+        ]
+    seconds = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.only:
+            t = time.perf_counter()
             if name.startswith("ocr_"):
-                results["models"][name] = bench_ocr(name)
+                rows = bench_ocr(name, tuple(args.rows), args.power_of_two_scales)
             else:
-                results["models"][name] = bench_model(name, r50 if name == "resnet50" else eff, calib, evals, tmp)
-            results.setdefault("model_dates", {})[name] = results["date"]
+                path = r50 if name == "resnet50" else eff
+                rows = bench_model(name, path, calib, evals, tmp, tuple(args.rows), args.power_of_two_scales)
+            seconds[name] = round(time.perf_counter() - t, 1)
+            print(f"{name}: {seconds[name]:.0f} s", flush=True)
+            if partial:
+                results["models"][name] = merge_rows(
+                    results["models"].get(name, []), [{**r, "date": results["date"]} for r in rows]
+                )
+            else:
+                results["models"][name] = rows
+                results["model_dates"][name] = results["date"]
+    if runs:
+        this = {"command": results["command"], "date": results["date"], "rows": _rows_run(args, partial)}
+        results["runs"] = [*runs, {**this, "env": _env(results), "seconds": seconds}]
     with open(args.out + ".json", "w") as f:
         json.dump(results, f, indent=1)
+    text = to_markdown(results)
+    if os.path.exists(args.out + ".md"):  # the notes written under the table (its ## sections) stay
+        with open(args.out + ".md") as f:
+            notes = f.read().split("\n## ", 1)
+        if len(notes) == 2:
+            text += "\n## " + notes[1]
     with open(args.out + ".md", "w") as f:
-        f.write(to_markdown(results))
-    print(to_markdown(results))
+        f.write(text)
+    print(text)
 
 
 if __name__ == "__main__":

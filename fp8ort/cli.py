@@ -87,6 +87,11 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         help="quantize layer inputs as x - mean where the graph absorbs the mean (auto: only with a target)",
     )
     p.add_argument(
+        "--power-of-two-scales",
+        action="store_true",
+        help="round activation scales up to a power of two (one multiply per output on the GPU; costs accuracy)",
+    )
+    p.add_argument(
         "--weight-rounding",
         choices=WEIGHT_ROUNDINGS,
         default=_DEFAULTS.weight_rounding,
@@ -118,6 +123,7 @@ def _cmd_quantize(args: argparse.Namespace) -> int:
             accuracy_target_db=args.accuracy_target_db,
             bias_correction=not args.no_bias_correction,
             activation_shift={"auto": None, "on": True, "off": False}[args.activation_shift],
+            power_of_two_scales=args.power_of_two_scales,
             weight_rounding=args.weight_rounding,
             calibration_batch_size=args.calibration_batch_size,
             random_calibration=args.random_calibration,

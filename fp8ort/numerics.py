@@ -114,12 +114,26 @@ def dequantize(v: np.ndarray, scale: ArrayLike) -> np.ndarray:
     return decode(v) * np.asarray(scale, dtype=np.float32)
 
 
-def compute_scale(amax: ArrayLike, fmt: str | FP8Format = E4M3FN) -> np.ndarray:
-    """Scale mapping ``amax`` onto the format's largest finite value (``amax / max``); 1 where amax is 0."""
+def compute_scale(amax: ArrayLike, fmt: str | FP8Format = E4M3FN, power_of_two: bool = False) -> np.ndarray:
+    """Scale mapping ``amax`` onto the format's largest finite value (``amax / max``); 1 where amax is 0.
+
+    ``power_of_two``: the smallest power of two ``>= amax / max`` instead (a quotient that is one stays), kept
+    within the normal float32 range ``[2^-126, 2^126]``: dividing by such a scale is exactly a multiplication by its
+    reciprocal.
+    """
+    if not isinstance(power_of_two, (bool, np.bool_)):
+        raise TypeError(f"power_of_two must be a bool, got {type(power_of_two).__name__}")
     f = get_format(fmt)
     a = np.asarray(amax, dtype=np.float32)
-    s = a / np.float32(f.max)
-    return np.where((a > 0) & np.isfinite(a), s, np.float32(1.0)).astype(np.float32)
+    ok = (a > 0) & np.isfinite(a)
+    if not power_of_two:
+        s = a / np.float32(f.max)
+        return np.where(ok, s, np.float32(1.0)).astype(np.float32)
+    # float64 quotient of a float32 amax: it rounds to a power of two only when the exact quotient is one
+    mant, exp = np.frexp(np.where(ok, a, np.float32(1.0)).astype(np.float64) / f.max)  # q = mant * 2^exp
+    exp = np.clip(np.where(mant == 0.5, exp - 1, exp), -126, 126)
+    s = np.ldexp(np.float32(1.0), exp.astype(np.int32)).astype(np.float32)
+    return np.where(ok, s, np.float32(1.0)).astype(np.float32)
 
 
 def sqnr_db(reference: np.ndarray, actual: np.ndarray) -> float:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -118,3 +121,68 @@ def test_quantize_dequantize_helpers():
     assert nx.get_format("float8_e4m3fnuz") is nx.E4M3FNUZ
     with pytest.raises(ValueError, match="unknown FP8 format"):
         nx.get_format("e3m4")
+
+
+def _pow2_ceil(amax: float, fp8_max: float) -> float:
+    """The oracle: the smallest power of two >= amax / fp8_max in exact rational arithmetic, clamped to the normal
+    float32 exponents [-126, 126]."""
+    q = Fraction(amax) / Fraction(fp8_max)
+    e = q.numerator.bit_length() - q.denominator.bit_length()  # 2^(e-1) < q < 2^(e+1)
+    while Fraction(2) ** e < q:
+        e += 1
+    while Fraction(2) ** (e - 1) >= q:
+        e -= 1
+    return math.ldexp(1.0, min(max(e, -126), 126))
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_power_of_two_scale_exact_powers_and_neighbours(fmt):
+    for k in range(-40, 41):
+        at = np.float32(fmt.max * 2.0**k)  # exact: the quotient is 2^k, which stays
+        assert nx.compute_scale(at, fmt, power_of_two=True) == np.float32(2.0**k)
+        above, below = np.nextafter(at, np.float32(np.inf)), np.nextafter(at, np.float32(0))
+        assert nx.compute_scale(above, fmt, power_of_two=True) == np.float32(2.0 ** (k + 1))
+        assert nx.compute_scale(below, fmt, power_of_two=True) == np.float32(2.0**k)
+    assert nx.compute_scale(np.float32(fmt.max * 1.5), fmt, power_of_two=True) == 2.0
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=str)
+def test_power_of_two_scale_against_exact_oracle(fmt, rng):
+    bits = rng.integers(1, 0x7F800000, 4000, dtype=np.uint32)  # every positive finite float32, subnormals included
+    amax = np.concatenate([bits.view(np.float32), np.float32([1e-45, 1e-40, 1.1754944e-38, 3.4028235e38])])
+    got = nx.compute_scale(amax, fmt, power_of_two=True)
+    assert got.dtype == np.float32 and got.shape == amax.shape
+    want = np.array([_pow2_ceil(float(a), fmt.max) for a in amax], dtype=np.float32)
+    np.testing.assert_array_equal(got, want)
+    assert np.all(np.frexp(got)[0] == 0.5) and np.all(got >= np.finfo(np.float32).tiny)  # normal powers of two
+    big = amax >= fmt.max * 2.0**-126  # above the clamp, amax / scale fills the format's range without passing it
+    ratio = amax[big].astype(np.float64) / got[big]
+    assert np.all(ratio <= fmt.max) and np.all(ratio > fmt.max / 2)
+
+
+def test_power_of_two_scale_tiny_huge_and_degenerate():
+    assert nx.compute_scale(np.float32(1e-45), power_of_two=True) == np.float32(2.0**-126)  # clamped to normal
+    assert nx.compute_scale(np.float32(448 * 2.0**-126), power_of_two=True) == np.float32(2.0**-126)
+    assert nx.compute_scale(np.float32(448 * 2.0**-125), power_of_two=True) == np.float32(2.0**-125)
+    huge = np.finfo(np.float32).max
+    assert nx.compute_scale(huge, power_of_two=True) == np.float32(2.0**120)  # 3.4e38 / 448 = 1.16 * 2^119
+    assert nx.compute_scale(huge, nx.E5M2, power_of_two=True) == np.float32(2.0**113)
+    for bad in (0.0, -0.0, -3.0, np.inf, -np.inf, np.nan):
+        assert nx.compute_scale(np.float32(bad), power_of_two=True) == 1.0
+    a = np.array([[0.0, 448.0, 449.0], [np.nan, 1.0, 896.0]], np.float32)
+    got = nx.compute_scale(a, power_of_two=True)
+    np.testing.assert_array_equal(got, np.float32([[1.0, 1.0, 2.0], [1.0, 2.0**-8, 2.0]]))
+    assert got.shape == (2, 3) and got.dtype == np.float32
+    np.testing.assert_array_equal(nx.compute_scale(a), np.where(a > 0, a / np.float32(448), 1).astype(np.float32))
+    with pytest.raises(TypeError, match="power_of_two must be a bool"):
+        nx.compute_scale(np.float32(1.0), nx.E4M3FN, "yes")
+
+
+def test_power_of_two_scale_division_is_a_multiplication(rng):
+    # why the option exists: x / s and x * (1 / s) are the same float32 for every x when s is a power of two
+    bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32)
+    for amax in (1e-38, 0.37, 3.0, 448.0, 5000.0, 3e38):
+        s = nx.compute_scale(np.float32(amax), power_of_two=True)
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.testing.assert_array_equal(x / s, x * (np.float32(1.0) / s))

@@ -269,7 +269,8 @@ class Plan:
             cal.run_collect(
                 sess, self.feeds, names, col.add_hist, f"histograms ({cfg.calibration_method})", self.progress
             )
-        self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile) for n in names}
+        pow2 = cfg.power_of_two_scales
+        self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile, pow2) for n in names}
         if cfg.weight_rounding == "compensated":
             from .rounding import optimize_rounding
 
@@ -286,7 +287,8 @@ class Plan:
         """Take per-channel means out of FP8 layer inputs where the float graph absorbs them (``shift.py``)."""
         from .shift import shift_activations
 
-        shifted = shift_activations(self.float_model, self.groups, self.feeds, self.config.fp8)
+        cfg = self.config
+        shifted = shift_activations(self.float_model, self.groups, self.feeds, cfg.fp8, cfg.power_of_two_scales)
         if not shifted:
             return
         matching = match_groups(self.float_model.graph, self.config)  # the constants changed: match them again

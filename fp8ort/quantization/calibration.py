@@ -205,7 +205,11 @@ class RangeCollector:
         h, _ = np.histogram(np.abs(np.asarray(a, dtype=np.float32)), bins=self.num_bins, range=(0.0, top))
         self.hist[name] = self.hist.get(name, 0) + h
 
-    def amax_for(self, name: str, method: str, fmt: nx.FP8Format, percentile: float) -> float:
+    def amax_for(
+        self, name: str, method: str, fmt: nx.FP8Format, percentile: float, power_of_two: bool = False
+    ) -> float:
+        """The range ``name``'s scale comes from; ``mse`` and ``entropy`` score each threshold with the scale
+        ``compute_scale(threshold, fmt, power_of_two)`` that the emitter will make of it."""
         top = self.amax.get(name, 0.0)
         if method == "max" or top <= 0 or name not in self.hist:
             return top
@@ -213,8 +217,8 @@ class RangeCollector:
         if method == "percentile":
             return percentile_amax(h, top, percentile)
         if method == "mse":
-            return mse_amax(h, top, fmt)
-        return entropy_amax(h, top, fmt)
+            return mse_amax(h, top, fmt, power_of_two)
+        return entropy_amax(h, top, fmt, power_of_two)
 
 
 def _candidates(n_bins: int) -> np.ndarray:
@@ -229,14 +233,15 @@ def percentile_amax(hist: np.ndarray, top: float, percentile: float) -> float:
     return top * min(idx + 1, len(hist)) / len(hist)
 
 
-def mse_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format) -> float:
-    """Threshold with the least expected squared error (rounding inside, clipping outside)."""
+def mse_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format, power_of_two: bool = False) -> float:
+    """Threshold with the least expected squared error (rounding inside, clipping outside) under the scale it gives
+    (``power_of_two``: rounded up to a power of two, so thresholds with the same scale score alike)."""
     n = len(hist)
     centers = (np.arange(n, dtype=np.float32) + 0.5) * np.float32(top / n)
     best, best_err = top, np.inf
     for k in _candidates(n):
         t = top * k / n
-        s = np.float32(t / fmt.max)
+        s = nx.compute_scale(np.float32(t), fmt, True) if power_of_two else np.float32(t / fmt.max)
         qc = nx.dequantize(nx.quantize(centers, s, fmt), s)
         err = float(np.sum(hist * (centers - qc).astype(np.float64) ** 2))
         if err < best_err:
@@ -244,10 +249,11 @@ def mse_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format) -> float:
     return best
 
 
-def entropy_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format) -> float:
+def entropy_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format, power_of_two: bool = False) -> float:
     """Threshold with the least KL divergence KL(P || Q): P is the whole histogram of ``|x|``; Q gives each FP8
     code the mass of the bins that round to it, spread evenly over the occupied bins it represents (those up to
-    the threshold), so clipped tail bins get no mass and rounding costs only what it flattens."""
+    the threshold), so clipped tail bins get no mass and rounding costs only what it flattens. ``power_of_two``:
+    the codes come from the power-of-two scale of the threshold, and the bins up to that scale's range are inside."""
     n = len(hist)
     centers = (np.arange(n, dtype=np.float32) + 0.5) * np.float32(top / n)
     p = hist / max(hist.sum(), 1.0)
@@ -257,7 +263,12 @@ def entropy_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format) -> float:
         if k < 8:
             continue
         t = top * k / n
-        codes = nx.quantize(centers, np.float32(t / fmt.max), fmt).view(np.uint8).astype(np.int64)
+        if power_of_two:
+            s = nx.compute_scale(np.float32(t), fmt, True)
+            k = min(n, max(k, int(float(s) * fmt.max / top * n)))  # the bins the larger scale still covers
+        else:
+            s = np.float32(t / fmt.max)
+        codes = nx.quantize(centers, s, fmt).view(np.uint8).astype(np.int64)
         inside = (np.arange(n) < k) & m
         mass = np.bincount(codes, weights=p, minlength=256)
         occupied = np.bincount(codes, weights=inside.astype(np.float64), minlength=256)

@@ -106,9 +106,10 @@ class _Emitter:
         self._scales: dict[str, ir.Value] = {}
 
     def act_scale(self, name: str) -> ir.Value:
-        """The (shared) scale initializer of a calibrated activation."""
+        """The (shared) scale initializer of a calibrated activation (a power of two with ``power_of_two_scales``)."""
         if name not in self._scales:
-            s = nx.compute_scale(np.float32(self.amax.get(name, 0.0)), self.fmt).reshape(())
+            amax = np.float32(self.amax.get(name, 0.0))
+            s = nx.compute_scale(amax, self.fmt, self.config.power_of_two_scales).reshape(())
             self._scales[name] = new_initializer(self.graph, f"{name}.scale", s)
         return self._scales[name]
 

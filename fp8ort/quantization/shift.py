@@ -114,19 +114,20 @@ class _Stats:
         return np.asarray(self.sum) / max(self.n, 1)
 
 
-def _noise(m: np.ndarray, amax: float, fmt: nx.FP8Format) -> float:
-    s = nx.compute_scale(np.float32(amax), fmt)
+def _noise(m: np.ndarray, amax: float, fmt: nx.FP8Format, power_of_two: bool) -> float:
+    s = nx.compute_scale(np.float32(amax), fmt, power_of_two)  # the scale the emitter makes of this range
     a = m.astype(np.float32)
     return float(np.sum(np.square(nx.dequantize(nx.quantize(a, s, fmt), s).astype(np.float64) - a)))
 
 
-def gain_db(st: _Stats, fmt: nx.FP8Format) -> float:
-    """Reduction (dB) of the FP8 rounding noise on the first calibration batch when ``x - mean`` is quantized."""
+def gain_db(st: _Stats, fmt: nx.FP8Format, power_of_two: bool = False) -> float:
+    """Reduction (dB) of the FP8 rounding noise on the first calibration batch when ``x - mean`` is quantized
+    (``power_of_two``: both with activation scales rounded up to a power of two, as emitted)."""
     mu = st.mean
     amax = float(max(np.max(np.abs(st.lo)), np.max(np.abs(st.hi))))
     amax_shift = float(np.max(np.maximum(st.hi - mu, mu - st.lo)))
-    before = _noise(st.first, amax, fmt)
-    after = _noise(st.first - mu, amax_shift, fmt)
+    before = _noise(st.first, amax, fmt, power_of_two)
+    after = _noise(st.first - mu, amax_shift, fmt, power_of_two)
     if after <= 0.0:
         return float("inf") if before > 0 else 0.0
     return 10.0 * np.log10(max(before, 1e-300) / after)
@@ -183,9 +184,10 @@ def _apply(graph: ir.Graph, c: _Candidate, mu: np.ndarray) -> None:
 
 
 def shift_activations(
-    model: ir.Model, groups: list[Group], feeds: list[cal.Feed], fmt: nx.FP8Format
+    model: ir.Model, groups: list[Group], feeds: list[cal.Feed], fmt: nx.FP8Format, power_of_two: bool = False
 ) -> dict[str, float]:
-    """Shift the inputs that gain (in place on ``model``, matched as ``groups``); returns {value: gain dB}."""
+    """Shift the inputs that gain (in place on ``model``, matched as ``groups``; ``power_of_two``: the activation
+    scales' rule, ``QuantizeConfig.power_of_two_scales``); returns {value: gain dB}."""
     cands = candidates(model.graph, groups)
     if not cands or not feeds:
         return {}
@@ -201,7 +203,7 @@ def shift_activations(
         st = stats[c.value.name]
         if st.n == 0 or not np.all(np.isfinite(st.mean)):
             continue
-        gain = gain_db(st, fmt)
+        gain = gain_db(st, fmt, power_of_two)
         if gain >= MIN_GAIN_DB:
             _apply(model.graph, c, st.mean)
             done[c.value.name] = gain

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import qmodels
@@ -10,8 +12,9 @@ from conftest import run_float
 import fp8ort.quantization as fq
 from fp8ort import E4M3FN
 from fp8ort.emulate import run_reference
-from fp8ort.numerics import sqnr_db
+from fp8ort.numerics import compute_scale, dequantize, quantize, sqnr_db
 from fp8ort.quantization import calibration as cal
+from fp8ort.quantization import model_io as mio
 
 
 def _scales(model) -> dict[str, float]:
@@ -56,6 +59,61 @@ def test_histogram_methods_on_known_distribution():
     # FP8's floating grid makes clipping rarely worth it: mse and entropy keep most of the range
     assert 3.0 < col.amax_for("t", "mse", E4M3FN, 99.99) <= 60.0
     assert 3.0 < col.amax_for("t", "entropy", E4M3FN, 99.99) <= 60.0
+
+
+def _measured_amax(model, calib: dict, names: list[str]) -> dict[str, np.float32]:
+    got = mio.Session(mio.with_outputs(mio.load_model(model), names)).run(calib, names)
+    return {n: np.float32(np.max(np.abs(got[n]))) for n in names}
+
+
+@pytest.mark.parametrize("model_name", ["resnetish", "bottleneck", "encoder"])
+def test_activation_scales_are_powers_of_two_when_asked(model_name):
+    model = getattr(qmodels, model_name)()
+    calib = qmodels.calib(model, 16)
+    scales, weights = {}, {}
+    for fmt in ("fp8ort", "qdq"):
+        for pow2 in (True, False, None):  # None: the default (off)
+            kw = {} if pow2 is None else {"power_of_two_scales": pow2}
+            q = fq.quantize(model, calibration_data=calib, config=fq.QuantizeConfig(format=fmt, **kw))
+            scales[fmt, pow2] = _scales(q)
+            weights[fmt, pow2] = {
+                k: v.const_value.numpy() for k, v in q.graph.initializers.items() if k.endswith("w_scale")
+            }
+    assert scales["fp8ort", True] == scales["qdq", True] and scales["fp8ort", False] == scales["qdq", False]
+    assert scales["fp8ort", None] == scales["fp8ort", False] and scales["qdq", None] == scales["qdq", False]
+    names = [k.removesuffix(".scale") for k in scales["qdq", False]]
+    amax = _measured_amax(model, calib, names)  # inputs, residuals, outputs (FP8 and pooled) of the FP8 ops
+    assert len(names) >= 2
+    for n in names:
+        plain, pow2 = scales["qdq", False][f"{n}.scale"], scales["qdq", True][f"{n}.scale"]
+        # the option off: amax / 448 as before (the prepared model's BatchNorm folding moves amax by an ulp)
+        assert plain == pytest.approx(amax[n] / 448.0, rel=1e-6), n
+        assert math.frexp(pow2)[0] == 0.5 and pow2 >= plain > pow2 / 2, (n, pow2, plain)
+    for a, b in zip(weights["fp8ort", True].values(), weights["fp8ort", False].values()):
+        np.testing.assert_array_equal(a, b)  # per-channel weight scales stay amax / 448
+
+
+@pytest.mark.parametrize("method", ["mse", "entropy"])
+def test_histogram_methods_search_the_emitted_power_of_two_scales(method):
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(200_000) * 0.7, [40.0]]).astype(np.float32)
+    col = cal.RangeCollector(2048)
+    col.add_max("t", x)
+    col.add_hist("t", x)
+    t = col.amax_for("t", method, E4M3FN, 99.99, power_of_two=True)
+    s = float(compute_scale(np.float32(t), E4M3FN, power_of_two=True))
+    assert math.frexp(s)[0] == 0.5 and s <= float(compute_scale(np.float32(40.0), E4M3FN, power_of_two=True))
+    if method == "mse":  # the error the search scores, over the same histogram: its scale beats every other power
+        h = col.hist["t"].astype(np.float64)
+        centers = (np.arange(2048, dtype=np.float32) + 0.5) * np.float32(40.0 / 2048)
+
+        def err(scale: float) -> float:
+            qc = dequantize(quantize(centers, np.float32(scale), E4M3FN), np.float32(scale))
+            return float(np.sum(h * (centers - qc).astype(np.float64) ** 2))
+
+        assert all(err(s) <= err(s * 2.0**k) for k in (-3, -2, -1, 1))
+        plain = col.amax_for("t", method, E4M3FN, 99.99)  # the plain search's choice, rounded up afterwards
+        assert err(s) <= err(float(compute_scale(np.float32(plain), E4M3FN, power_of_two=True)))
 
 
 def test_all_data_forms_agree(resnetish, tmp_path):

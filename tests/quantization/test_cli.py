@@ -29,6 +29,7 @@ def test_quantize_command(tmp_path, resnetish, capsys):
             "--exclude-nodes",
             "^Conv_9$",
             "--no-bias-correction",
+            "--power-of-two-scales",
             "--weight-rounding",
             "compensated",
             "--activation-shift",
@@ -43,6 +44,7 @@ def test_quantize_command(tmp_path, resnetish, capsys):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["config"]["calibration_method"] == "percentile" and report["config"]["bias_correction"] is False
     assert report["config"]["weight_rounding"] == "compensated" and report["config"]["activation_shift"] is False
+    assert report["config"]["power_of_two_scales"] is True
     assert {n["name"]: n["status"] for n in report["nodes"]}["Conv_9"] == "float"
 
 

@@ -153,6 +153,11 @@ def test_config_json_roundtrip_and_validation():
     assert fq.QuantizeConfig(calibration_method="max", accuracy_target_db=20.0).calibration_method == "max"
     with pytest.raises(fq.QuantizeError, match="NHWC"):
         fq.QuantizeConfig(format="qdq", layout="NHWC")
+    assert fq.QuantizeConfig().power_of_two_scales is False
+    pow2 = fq.QuantizeConfig(power_of_two_scales=True)
+    assert fq.QuantizeConfig.from_json(pow2.to_json()) == pow2
+    with pytest.raises(fq.QuantizeError, match="power_of_two_scales must be True or False"):
+        fq.QuantizeConfig(power_of_two_scales="false")
 
 
 def test_add_of_two_convs_is_fused_once():

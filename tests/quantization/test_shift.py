@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import onnx_ir as ir
+import pytest
 import qmodels
 from conftest import run_float
 
 import fp8ort.quantization as fq
-from fp8ort.numerics import sqnr_db
+from fp8ort.numerics import E4M3FN, compute_scale, dequantize, quantize, sqnr_db
 from fp8ort.quantization import model_io as mio
+from fp8ort.quantization import shift
 from fp8ort.quantization.api import Plan
 
 # PP-OCR style: a learnable affine (x * a + b, scalar b) in front of a pointwise conv puts every channel of the
@@ -88,16 +90,17 @@ def test_shift_keeps_the_float_model_and_skips_padded_readers():
     assert groups["o1"].anchor.inputs[0].producer().inputs[1].name != "off"
 
 
-def _sqnr(model: ir.Model, calib: dict, held: dict, shift: bool) -> list[float]:
-    cfg = fq.QuantizeConfig(format="qdq", activation_shift=shift)
+def _sqnr(model: ir.Model, calib: dict, held: dict, shift: bool, pow2: bool = False) -> list[float]:
+    cfg = fq.QuantizeConfig(format="qdq", activation_shift=shift, power_of_two_scales=pow2)
     q = fq.quantize(model, calibration_data=calib, config=cfg)
     return [sqnr_db(r, o) for r, o in zip(run_float(model, held), run_float(q, held))]
 
 
-def test_shift_lowers_fp8_noise_of_offset_inputs():
+@pytest.mark.parametrize("pow2", [False, True], ids=["amax_scales", "pow2_scales"])
+def test_shift_lowers_fp8_noise_of_offset_inputs(pow2):
     model = _conv_model()
     calib, held = _feeds(model, 1), _feeds(model, 2)
-    off, on = _sqnr(model, calib, held, False), _sqnr(model, calib, held, True)
+    off, on = _sqnr(model, calib, held, False, pow2), _sqnr(model, calib, held, True, pow2)
     assert on[0] > off[0] + 6.0, (off, on)  # the pointwise conv behind the offset
     assert abs(on[1] - off[1]) < 1e-6  # the padded conv: the same model
 
@@ -112,6 +115,19 @@ def test_shift_through_matmul_bias_and_gemm():
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
     off, on = _sqnr(model, calib, held, False), _sqnr(model, calib, held, True)
     assert all(b > a + 3.0 for a, b in zip(off, on)), (off, on)
+
+
+def test_shift_gain_scores_the_emitted_scales():
+    rng = np.random.default_rng(4)
+    st = shift._Stats()
+    st.add((3.0 + rng.standard_normal((2, 4, 6, 6)) * 0.2).astype(np.float32), 1)
+    for pow2 in (False, True):
+        amax = float(max(np.max(np.abs(st.lo)), np.max(np.abs(st.hi))))
+        s = compute_scale(np.float32(amax), E4M3FN, pow2)
+        x = st.first.astype(np.float32)
+        before = np.sum((dequantize(quantize(x, s), s).astype(np.float64) - x) ** 2)
+        assert shift._noise(st.first, amax, E4M3FN, pow2) == pytest.approx(before)
+        assert shift.gain_db(st, E4M3FN, pow2) > shift.MIN_GAIN_DB
 
 
 def test_shift_default_follows_the_accuracy_target():
