@@ -89,7 +89,7 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--power-of-two-scales",
         action="store_true",
-        help="round activation scales up to a power of two (one multiply per output on the GPU; costs accuracy)",
+        help="round activation scales up to a power of two (costs accuracy; see the README)",
     )
     p.add_argument(
         "--weight-rounding",

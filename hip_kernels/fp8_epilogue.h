@@ -45,7 +45,7 @@ bool tile_silu_inline();
 bool tile_z_ahead();
 
 // Host: whether make_epilogue_args asks for fast quads (epilogue_quads_fast) where they apply
-// (fp8ort_epilogue_set_fast_rows, or FP8ORT_FAST_ROWS=on|off read once). Both give the same bits.
+// (fp8ort_epilogue_set_fast_rows, or FP8ORT_FAST_ROWS=on|off read once; on when unset). Both give the same bits.
 bool tile_rows_fast();
 
 constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5
@@ -186,24 +186,11 @@ struct epilogue_scalars {
     fp8_divisor y_scale;  // used only for FP8 outputs
 };
 
-// The two scales as loaded (Z's and Y's, 1 where unused), and the scalars prepared from them.
-struct epilogue_scale_values {
-    float z_scale, y_scale;
-};
-
-__device__ __forceinline__ epilogue_scale_values load_scale_values(const epilogue_args& p) {
-    return {p.z_scale ? *p.z_scale : 1.0f, is_fp8_type(p.y_type) ? *p.y_scale : 1.0f};
-}
-
-__device__ __forceinline__ epilogue_scalars make_scalars(const epilogue_scale_values& v) {
-    epilogue_scalars s;
-    s.z_scale = v.z_scale;
-    s.y_scale = make_fp8_divisor(v.y_scale);
-    return s;
-}
-
 __device__ __forceinline__ epilogue_scalars load_scalars(const epilogue_args& p) {
-    return make_scalars(load_scale_values(p));
+    epilogue_scalars s;
+    s.z_scale = p.z_scale ? *p.z_scale : 1.0f;
+    s.y_scale = make_fp8_divisor(is_fp8_type(p.y_type) ? *p.y_scale : 1.0f);
+    return s;
 }
 
 // Z[idx + e] for e < 4 (vectorized when `vec`), decoded to float32 and scaled as the reference does.
@@ -248,16 +235,11 @@ __device__ __forceinline__ uint32_t quantize4(const float (&v)[4], const fp8_div
 #if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     if constexpr (F == FP8ORT_E4M3FN || F == FP8ORT_E5M2) {
         const float sum = (v[0] + v[1]) + (v[2] + v[3]);
-        if ((scale.fast || scale.exact) && sum == sum) {
+        if (scale.fast && sum == sum) {
             constexpr __nv_fp8_interpretation_t kind = F == FP8ORT_E4M3FN ? __NV_E4M3 : __NV_E5M2;
             float d[4];
-            if (scale.exact) {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) d[e] = fp8ort_mul_rn(v[e], scale.r);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) d[e] = fp8_quotient_fast(v[e], scale);
-            }
+            for (int e = 0; e < 4; ++e) d[e] = fp8_quotient_fast(v[e], scale);
             const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(d[0], d[1]), __NV_SATFINITE, kind);
             const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(d[2], d[3]), __NV_SATFINITE, kind);
             return (lo & 0xffffu) | (hi << 16);
@@ -430,29 +412,13 @@ __device__ __forceinline__ fast_quad_consts make_fast_quad_consts(const epilogue
     return k;
 }
 
-// The stores of fast quads whose values are below 2^64 in magnitude (no NaN): each quotient by one multiply where
-// the divisor is exact (a power of two), else by fp8_quotient_group; the hardware conversion encodes them.
-template <int kN, bool kExact>
-__device__ __forceinline__ void fast_quads_store(uint8_t* y, const fp8_divisor& d, const float (&v)[kN][4],
-                                                 const int64_t (&off)[kN], uint32_t valid) {
-#pragma unroll
-    for (int i = 0; i < kN; ++i) {
-        float q[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) q[e] = kExact ? fp8ort_mul_rn(v[i][e], d.r) : fp8_quotient_group(v[i][e], d);
-        const uint32_t lo2 = __nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, __NV_E4M3);
-        const uint32_t hi2 = __nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, __NV_E4M3);
-        if ((valid >> i) & 1u) __stwb(reinterpret_cast<unsigned int*>(y + off[i]), (lo2 & 0xffffu) | (hi2 << 16));
-    }
-}
-
 // Whether fast quads apply to a thread's four columns (a test uniform over its outputs): an E4M3FN output written 4
 // bytes at a time (vec_y), no activation, Relu or SiLU, an E4M3FN residual read 4 bytes at a time or none (no
 // residual with SiLU), a prepared divisor, and the switch (p.rows_fast).
 __device__ __forceinline__ bool fast_quads_apply(const epilogue_args& p, const epilogue_scalars& sc, bool vec_y,
                                                  bool vec_z) {
     const bool z_ok = !p.z || (vec_z && p.z_type == FP8ORT_E4M3FN && p.act == FP8ORT_ACT_NONE);
-    return p.rows_fast && p.y_type == FP8ORT_E4M3FN && vec_y && (sc.y_scale.fast || sc.y_scale.exact) && z_ok &&
+    return p.rows_fast && p.y_type == FP8ORT_E4M3FN && vec_y && sc.y_scale.fast && z_ok &&
            (p.act == FP8ORT_ACT_NONE || p.act == FP8ORT_ACT_SILU);
 }
 
@@ -491,8 +457,15 @@ __device__ __forceinline__ void epilogue_quads_fast(const epilogue_args& p, cons
 #pragma unroll
         for (int e = (i == 0 ? 2 : 0); e < 4; ++e) m = max_abs_nan(m, v[i][e]);
     if (m < 0x1p64f) {
-        if (sc.y_scale.exact) fast_quads_store<kN, true>(y, sc.y_scale, v, off, valid);
-        else fast_quads_store<kN, false>(y, sc.y_scale, v, off, valid);
+#pragma unroll
+        for (int i = 0; i < kN; ++i) {
+            float q[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) q[e] = fp8_quotient_group(v[i][e], sc.y_scale);
+            const uint32_t lo2 = __nv_cvt_float2_to_fp8x2(make_float2(q[0], q[1]), __NV_SATFINITE, __NV_E4M3);
+            const uint32_t hi2 = __nv_cvt_float2_to_fp8x2(make_float2(q[2], q[3]), __NV_SATFINITE, __NV_E4M3);
+            if ((valid >> i) & 1u) __stwb(reinterpret_cast<unsigned int*>(y + off[i]), (lo2 & 0xffffu) | (hi2 << 16));
+        }
     } else {  // unrolled: an index into v that is not a constant would put v in local memory
 #pragma unroll
         for (int i = 0; i < kN; ++i)
@@ -587,8 +560,7 @@ __device__ FP8ORT_INLINE_ON_NVIDIA void epilogue_rows(const epilogue_args& p, co
 // tile's loads and multiplies instead of following them).
 struct tile_columns {
     column_consts cc[4];
-    epilogue_scale_values scales;  // as loaded: a kernel that holds tile_columns through its main loop keeps two
-                                   // floats there, and the divisor is prepared after it (epilogue_tile)
+    epilogue_scalars sc;
 };
 
 template <int kCols>
@@ -599,7 +571,7 @@ __device__ __forceinline__ tile_columns load_tile_columns(const epilogue_args& p
 #pragma unroll
     for (int e = 0; e < 4; ++e)
         t.cc[e] = c + e < cols_left ? load_column(p, gcol0 + c + e) : column_consts{0.0f, 0.0f};
-    t.scales = load_scale_values(p);
+    t.sc = load_scalars(p);
     return t;
 }
 
@@ -619,7 +591,7 @@ __device__ __forceinline__ void epilogue_tile(const epilogue_args& p, const floa
     const int count = cols_left - c >= 4 ? 4 : static_cast<int>(cols_left - c);
     const int64_t gcol = gcol0 + c;
     const column_consts(&cc)[4] = cols.cc;
-    const epilogue_scalars sc = make_scalars(cols.scales);
+    const epilogue_scalars& sc = cols.sc;
     const int r_end = rows_left < tile_rows ? static_cast<int>(rows_left) : tile_rows;
     const bool aligned = count == 4 && p.ld % 4 == 0 && gcol % 4 == 0;
     const bool vec_y = aligned && reinterpret_cast<uintptr_t>(p.y) % 16 == 0;

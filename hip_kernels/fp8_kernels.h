@@ -179,7 +179,7 @@ FP8ORT_GPU_API void fp8ort_epilogue_set_silu_variant(int which);
  * codes at a time. Takes effect for launches made after the call. */
 FP8ORT_GPU_API void fp8ort_epilogue_set_z_ahead(int which);
 /* How the sm90a GEMM and convolution tile epilogues and the depthwise tile kernel write an E4M3FN output (tests, A/B
- * runs; the same bits either way): 0 = the environment's choice, FP8ORT_FAST_ROWS=on|off (read once; unset: off),
+ * runs; the same bits either way): 0 = the environment's choice, FP8ORT_FAST_ROWS=on|off (read once; unset: on),
  * 1 = four values at a time through the general epilogue, 2 = sixteen values (four rows, or a depthwise strip's four
  * pixels) at a time without a branch where the outputs allow it (four aligned columns, no activation, Relu or SiLU,
  * an E4M3FN residual or none). Takes effect for launches made after the call. */

@@ -148,25 +148,19 @@ __device__ __forceinline__ float fp8ort_quotient_rn(float x, float s) {
 // overflow in between). Outside that x range q0 is returned: it has the quotient's sign, and its magnitude is
 // below 2^-24 (every FP8 format rounds it to zero) or above 2^24 (every FP8 format saturates or overflows), so
 // the FP8 code is the same as from RN(x / s); NaN stays NaN. Other scales take the exact division.
-// Only for quotients that are encoded to FP8 next. A scale of +-2^k with k in [-126, 126] (the quantizer's
-// power_of_two_scales) is `exact`: r = 2^-k is 1 / s itself, so x * r and x / s are the same real number and round
-// alike for every x (zeros, subnormals, overflow, infinities and NaN included): one multiply, no correction.
+// Only for quotients that are encoded to FP8 next.
 struct fp8_divisor {
     float s;
-    float r;     // RN(1 / s) when fast or exact
-    bool fast;   // |s| in [2^-40, 2^40]
-    bool exact;  // s = +-2^k, k in [-126, 126]: r = 1 / s exactly
+    float r;    // RN(1 / s) when fast
+    bool fast;  // |s| in [2^-40, 2^40]
 };
 
 __device__ __forceinline__ fp8_divisor make_fp8_divisor(float s) {
     const float a = fabsf(s);
-    const uint32_t bits = __float_as_uint(s);
-    const uint32_t biased = (bits >> 23) & 0xffu;  // 1 + 126 ... 253 = 127 + 126: both s and 1 / s normal
     fp8_divisor d;
     d.s = s;
     d.fast = a >= 0x1p-40f && a <= 0x1p40f;
-    d.exact = (bits & 0x7fffffu) == 0u && biased >= 1u && biased <= 253u;
-    d.r = d.fast || d.exact ? fp8ort_div_rn(1.0f, s) : 0.0f;
+    d.r = d.fast ? fp8ort_div_rn(1.0f, s) : 0.0f;
     return d;
 }
 
@@ -198,7 +192,6 @@ __device__ __forceinline__ float fp8_quotient_fast(float x, const fp8_divisor& d
 }
 
 __device__ __forceinline__ float fp8ort_quotient_for_fp8(float x, const fp8_divisor& d) {
-    if (d.exact) return fp8ort_mul_rn(x, d.r);
     return d.fast ? fp8_quotient_fast(x, d) : fp8ort_quotient_rn(x, d.s);
 }
 

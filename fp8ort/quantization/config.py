@@ -63,8 +63,9 @@ class QuantizeConfig:
             shifted input's noise, but on PP-OCRv4's recognizer the all-FP8 model gets worse while the search
             keeps far fewer MACs in float; bench/results/accuracy.md).
         power_of_two_scales: round every activation scale (each scale the graph divides by: the quantized inputs,
-            residuals and outputs of the FP8 ops, pooled and gated outputs included) up to a power of two, so the
-            GPU epilogues divide by one multiply, bit-exactly. Calibration (``mse``, ``entropy``) and the
+            residuals and outputs of the FP8 ops, pooled and gated outputs included) up to a power of two, where a
+            division is one exact multiply (a kernel path for it is not in this version: bench/NOTES.md, 2026-12-06;
+            the outputs are the same bits either way). Calibration (``mse``, ``entropy``) and the
             activation-shift decision score the scales as emitted; per-channel weight scales stay
             ``amax / fp8_max``. Off by default: it cost 0.8-1.0 dB of output SQNR on EfficientNet-Lite0 and the
             PP-OCRv4 detector and 3.7-4.4 dB on the recognizer, whose accuracy target then keeps 80% of the MACs

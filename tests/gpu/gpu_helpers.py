@@ -118,7 +118,7 @@ class EpilogueCase:
         y_scale=0.11,
     ):
         """``activation``: an (activation, alpha, beta) spec replacing ``relu``; ``bias_values``: the bias itself;
-        ``y_scale``: Y's scale when Y is FP8 (a power of two takes the kernels' one-multiply quotient)."""
+        ``y_scale``: Y's scale when Y is FP8 (e.g. a power of two, as the quantizer's power_of_two_scales makes)."""
         self.y_type = y_type
         self.w_scale = w_scale if per_channel else np.float32([w_scale.mean()])
         self.bias = rng.standard_normal(n_channels).astype(np.float32) * 3 if bias else None

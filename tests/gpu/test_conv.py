@@ -354,7 +354,7 @@ def test_depthwise_fast_quads_bits(gpu, epi_cfg, fast_rows, y_scale):
     """The depthwise tile kernel's fast quads (fp8ort_epilogue_set_fast_rows 2: a strip's four pixels without a
     branch) and its general epilogue (1) write the reference epilogue of the kernel's own float32 sums bit for bit: an
     E4M3FN residual and Relu, bias and Relu, neither; partial strips at the right border; a Y scale of 0.11 (the
-    corrected reciprocal) and of 2^-3 (one multiply)."""
+    corrected reciprocal) and of 2^-3 (a power of two, as power_of_two_scales makes)."""
     for case in [c for c in CASES if is_depthwise(c) and tile_applies(c, nx.E4M3FN)]:
         got, want, name, _ = run_conv(
             gpu, case, epi_cfg, 0, f32_sums=True, depthwise=DEPTHWISE_TILE, fast_rows=fast_rows, y_scale=y_scale

@@ -68,8 +68,8 @@ def test_quantize_all_bfloat16(gpu, fmt):
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=str)
 # 1e-12 and 1e12 divide through the prepared reciprocal (|scale| in [2^-40, 2^40]), 5e-13 and 2e12 exactly; powers
-# of two from 2^-126 to 2^126 (1.0 among them) multiply by their exact reciprocal, 2^-127 and 2^127 do not (their
-# reciprocal or themselves subnormal)
+# of two (power_of_two_scales) on either side of that range and at the edges of float32's normal range (2^-127 and
+# 2^127: themselves or their reciprocal subnormal)
 @pytest.mark.parametrize(
     "scale", [1.0, 0.0173, 3.0, 1e-12, 5e-13, 1e12, 2e12, 0.125, 2.0**-60, 2.0**-126, 2.0**126, 2.0**-127, 2.0**127]
 )

@@ -440,10 +440,10 @@ def test_gemm_fast_rows_give_the_same_bits(gpu, kernel, shape):
 
 @pytest.mark.parametrize("y_scale", [0.125, 2.0**-126, 2.0**40], ids=["2^-3", "2^-126", "2^40"])
 def test_gemm_power_of_two_y_scale(gpu, y_scale):
-    """A power-of-two Y scale (the quantizer's default) takes the one-multiply quotient in the general epilogue
-    (quantize4) and in the fast rows: both match the reference, NaN rows included, and give the same bits; 2^-126
-    (the smallest exact divisor: everything saturates) and 2^40 (everything rounds to zero but the signs) are its
-    edges."""
+    """Power-of-two Y scales (the quantizer's power_of_two_scales) through the general epilogue (quantize4) and the
+    fast rows: both match the reference, NaN rows included, and give the same bits; 2^-126 (past the prepared
+    reciprocal's range: the exact division; everything saturates) and 2^40 (its edge: everything rounds to zero but
+    the signs)."""
     lib, _ = gpu
     shape = (300, 264, 320)
     skip_without_sm90(lib, *shape)
