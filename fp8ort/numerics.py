@@ -115,7 +115,10 @@ def dequantize(v: np.ndarray, scale: ArrayLike) -> np.ndarray:
 
 
 def compute_scale(amax: ArrayLike, fmt: str | FP8Format = E4M3FN, power_of_two: bool = False) -> np.ndarray:
-    """Scale mapping ``amax`` onto the format's largest finite value (``amax / max``); 1 where amax is 0.
+    """Scale mapping ``amax`` onto the format's largest finite value (``amax / max``); 1 where amax is 0, not
+    finite or negative, and never below ``2^-126``, the smallest normal float32 (an amax under ``max * 2^-126``
+    would give a subnormal or zero scale, which a division by it or a GPU's flush-to-zero turns into an infinity;
+    its values still fit the format under the clamped scale, they only lose resolution).
 
     ``power_of_two``: the smallest power of two ``>= amax / max`` instead (a quotient that is one stays), kept
     within the normal float32 range ``[2^-126, 2^126]``: dividing by such a scale is exactly a multiplication by its
@@ -127,7 +130,7 @@ def compute_scale(amax: ArrayLike, fmt: str | FP8Format = E4M3FN, power_of_two: 
     a = np.asarray(amax, dtype=np.float32)
     ok = (a > 0) & np.isfinite(a)
     if not power_of_two:
-        s = a / np.float32(f.max)
+        s = np.maximum(a / np.float32(f.max), np.float32(2.0**-126))
         return np.where(ok, s, np.float32(1.0)).astype(np.float32)
     # float64 quotient of a float32 amax: it rounds to a power of two only when the exact quotient is one
     mant, exp = np.frexp(np.where(ok, a, np.float32(1.0)).astype(np.float64) / f.max)  # q = mant * 2^exp

@@ -160,6 +160,21 @@ def test_power_of_two_scale_against_exact_oracle(fmt, rng):
     assert np.all(ratio <= fmt.max) and np.all(ratio > fmt.max / 2)
 
 
+def test_scale_of_a_tiny_amax_is_normal_and_its_values_still_fit():
+    # amax / 448 underflows to a subnormal or zero below 448 * 2^-126; the scale stays at 2^-126 there
+    tiny = np.float32(2.0**-126)
+    amax = np.array([1e-45, 6e-43, 1e-40, 1e-38, 448 * 2.0**-126, 449 * 2.0**-126, 1.0], np.float32)
+    for fmt in (nx.E4M3FN, nx.E4M3FNUZ, nx.E5M2):
+        s = nx.compute_scale(amax, fmt)
+        assert np.all(s >= tiny) and np.all(np.isfinite(np.float32(1.0) / s))
+        above = amax.astype(np.float64) >= fmt.max * 2.0**-126
+        np.testing.assert_array_equal(s[above], amax[above] / np.float32(fmt.max))
+        np.testing.assert_array_equal(s[~above], np.full((~above).sum(), tiny))
+        x = np.concatenate([amax, -amax])  # every value within its amax quantizes to a finite code, no NaN
+        q = nx.dequantize(nx.quantize(x, np.concatenate([s, s]), fmt), np.concatenate([s, s]))
+        assert np.all(np.isfinite(q)) and np.all(np.abs(q) <= np.abs(x) * 1.07 + float(tiny))
+
+
 def test_power_of_two_scale_tiny_huge_and_degenerate():
     assert nx.compute_scale(np.float32(1e-45), power_of_two=True) == np.float32(2.0**-126)  # clamped to normal
     assert nx.compute_scale(np.float32(448 * 2.0**-126), power_of_two=True) == np.float32(2.0**-126)

@@ -241,7 +241,7 @@ def mse_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format, power_of_two: bool
     best, best_err = top, np.inf
     for k in _candidates(n):
         t = top * k / n
-        s = nx.compute_scale(np.float32(t), fmt, True) if power_of_two else np.float32(t / fmt.max)
+        s = nx.compute_scale(np.float32(t), fmt, power_of_two)
         qc = nx.dequantize(nx.quantize(centers, s, fmt), s)
         err = float(np.sum(hist * (centers - qc).astype(np.float64) ** 2))
         if err < best_err:
@@ -263,11 +263,9 @@ def entropy_amax(hist: np.ndarray, top: float, fmt: nx.FP8Format, power_of_two: 
         if k < 8:
             continue
         t = top * k / n
+        s = nx.compute_scale(np.float32(t), fmt, power_of_two)
         if power_of_two:
-            s = nx.compute_scale(np.float32(t), fmt, True)
             k = min(n, max(k, int(float(s) * fmt.max / top * n)))  # the bins the larger scale still covers
-        else:
-            s = np.float32(t / fmt.max)
         codes = nx.quantize(centers, s, fmt).view(np.uint8).astype(np.int64)
         inside = (np.arange(n) < k) & m
         mass = np.bincount(codes, weights=p, minlength=256)

@@ -438,11 +438,15 @@ class QdqEmitter(_Emitter):
             a.attributes.pop("alpha", None)
             a.attributes.pop("beta", None)
         if g.fused_bias and g.kind != "MatMul":
-            # the bias Add's constant is part of g.bias now (the anchor's own bias input): bypass the Add
+            # the bias Add's constant is part of g.bias now (the anchor's own bias input): bypass the Add. The
+            # anchor's output takes the Add's name, which the calibration, the report and the readers' scales use
             add = g.nodes[1]
-            ir.convenience.replace_all_uses_with(add.outputs[0], a.outputs[0])
+            y, name = add.outputs[0], add.outputs[0].name
+            ir.convenience.replace_all_uses_with(y, a.outputs[0], replace_graph_outputs=True)
             self.graph.remove(add, safe=True)
             g.nodes.remove(add)
+            y.name = f"{name}.bypassed"
+            a.outputs[0].name = name
         if g.kind in ("Conv", "Gemm") and g.bias is not None:
             if len(a.inputs) < 3:
                 a.resize_inputs(3)

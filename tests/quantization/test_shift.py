@@ -90,6 +90,53 @@ def test_shift_keeps_the_float_model_and_skips_padded_readers():
     assert groups["o1"].anchor.inputs[0].producer().inputs[1].name != "off"
 
 
+# PP-OCRv4 detector style: a depthwise conv, then a scalar affine (the Mul folds into the conv, the scalar Add is
+# no bias until the shift makes it one per channel), then a pointwise conv; and a conv with a plain per-channel
+# bias Add. The QDQ build bypasses a fused bias Add: the report still finds the group's output by its name
+BIAS_ADD = """
+<ir_version: 10, opset_import: ["" : 21]>
+dwaffine (float[N,8,8,8] x) => (float[N,6,8,8] y, float[N,6,8,8] y2) {
+    d = Conv <group=8, pads=[1,1,1,1]> (x, wd, bd)
+    s = Mul (a, d)
+    o = Add (s, off)
+    y = Conv (o, w2, b2)
+    c = Conv (x, w3)
+    cb = Add (c, b3)
+    y2 = Conv (cb, w4, b4)
+}
+"""
+
+
+@pytest.mark.parametrize("fmt", ["qdq", "fp8ort"])
+@pytest.mark.parametrize("shift", [False, True], ids=["no_shift", "shift"])
+def test_report_names_the_outputs_of_groups_with_a_fused_bias_add(fmt, shift):
+    rng = np.random.default_rng(3)
+    w = {
+        "wd": (rng.standard_normal((8, 1, 3, 3)) * 0.3).astype(np.float32),
+        "bd": (rng.standard_normal(8) * 0.1).astype(np.float32),
+        "a": np.array([0.5], np.float32),
+        "off": np.array([2.5], np.float32),
+        "w2": (rng.standard_normal((6, 8, 1, 1)) * 0.3).astype(np.float32),
+        "b2": (rng.standard_normal(6) * 0.1).astype(np.float32),
+        "w3": (rng.standard_normal((8, 8, 1, 1)) * 0.3).astype(np.float32),
+        "b3": (rng.standard_normal((8, 1, 1)) * 0.1).astype(np.float32),
+        "w4": (rng.standard_normal((6, 8, 1, 1)) * 0.3).astype(np.float32),
+        "b4": (rng.standard_normal(6) * 0.1).astype(np.float32),
+    }
+    model = qmodels.build(BIAS_ADD, w)
+    calib, held = _feeds(model, 1), _feeds(model, 2)
+    cfg = fq.QuantizeConfig(format=fmt, activation_shift=shift, keep_first_layer=False, keep_last_layer=False)
+    q, rep = fq.quantize(model, calibration_data=calib, config=cfg, return_report=True)
+    convs = [n for n in rep.nodes if n.op_type == "Conv"]
+    assert len(convs) == 4 and all(n.status == "fp8" for n in convs), rep
+    assert all(n.sqnr_db is not None and np.isfinite(n.sqnr_db) and n.sqnr_db > 15 for n in convs), rep
+    assert any(n.status == "fused" and n.op_type == "Add" for n in rep.nodes)  # the per-channel bias Add
+    if fmt == "qdq":
+        assert "cb" in {v.name for n in q.graph for v in n.outputs}  # the bypassed bias Add's output name lives on
+        for ref, got in zip(run_float(model, held), run_float(q, held)):
+            assert sqnr_db(ref, got) > 20
+
+
 def _sqnr(model: ir.Model, calib: dict, held: dict, shift: bool, pow2: bool = False) -> list[float]:
     cfg = fq.QuantizeConfig(format="qdq", activation_shift=shift, power_of_two_scales=pow2)
     q = fq.quantize(model, calibration_data=calib, config=cfg)
