@@ -348,17 +348,19 @@ def main() -> None:
     partial = set(args.rows) != set(ROWS)
     os.makedirs(args.models_dir, exist_ok=True)
     eff = os.path.join(args.models_dir, "efficientnet_lite0.onnx")
-    if not os.path.exists(eff) or not os.path.exists(os.path.join(args.models_dir, "photos_eval.npz")):
-        subprocess.run(
-            [sys.executable, os.path.join(ROOT, "models", "efficientnet_lite0.py"), "--out-dir", args.models_dir],
-            check=True,
-            env={**os.environ, "PYTHONPATH": ROOT},
-        )
     r50 = os.path.join(args.models_dir, "resnet50.onnx")
-    if not os.path.exists(r50):
-        onnx.save(zoo.resnet50(), r50)
-    calib = np.load(os.path.join(args.models_dir, "photos_calib.npz"))["input"]
-    evals = np.load(os.path.join(args.models_dir, "photos_eval.npz"))["input"]
+    calib = evals = np.zeros((0,), np.float32)  # the photos: only the ImageNet models need them
+    if any(not m.startswith("ocr_") for m in args.only):
+        if not os.path.exists(eff) or not os.path.exists(os.path.join(args.models_dir, "photos_eval.npz")):
+            subprocess.run(
+                [sys.executable, os.path.join(ROOT, "models", "efficientnet_lite0.py"), "--out-dir", args.models_dir],
+                check=True,
+                env={**os.environ, "PYTHONPATH": ROOT},
+            )
+        if not os.path.exists(r50):
+            onnx.save(zoo.resnet50(), r50)
+        calib = np.load(os.path.join(args.models_dir, "photos_calib.npz"))["input"]
+        evals = np.load(os.path.join(args.models_dir, "photos_eval.npz"))["input"]
     results = {
         "command": " ".join(["python", "bench/accuracy.py", *sys.argv[1:]]),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -381,6 +383,9 @@ def main() -> None:
     if os.path.exists(args.out + ".json"):  # --only: keep the other models' rows of the last run (--rows: all rows)
         with open(args.out + ".json") as f:
             old = json.load(f)
+    if not len(calib):  # OCR models only: the photo counts stay those of the last run
+        results["calibration_samples"] = old.get("calibration_samples", 0)
+        results["eval_samples"] = old.get("eval_samples", 0)
     keep = [k for k in old.get("models", {}) if k not in args.only or partial]
     results["models"] = {k: old["models"][k] for k in keep}
     results["model_dates"] = {k: v for k, v in old.get("model_dates", {}).items() if k in keep}
