@@ -81,6 +81,22 @@ using __hip_bfloat16 = __nv_bfloat16;
 #define FP8ORT_HAS_WMMA_F16 1
 #endif
 
+// Programmatic dependent launch (NVIDIA sm_90+; see launch_kernel in fp8_status.h): a kernel launched with it may
+// start while the kernel before it on the stream still runs. fp8ort_pdl_wait() returns once that kernel has finished
+// and its writes are visible (at once without such a launch, and on AMD); every thread calls it before its first
+// access to global memory that another kernel writes or reads. fp8ort_pdl_release() lets the next such kernel's
+// blocks start once every block of this one has called it or ended (a hint; no memory ordering).
+__device__ __forceinline__ void fp8ort_pdl_wait() {
+#if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void fp8ort_pdl_release() {
+#if defined(FP8ORT_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n");
+#endif
+}
+
 #if defined(FP8ORT_CUDA)
 #define FP8ORT_WARP_SIZE 32
 #elif defined(__GFX9__)

@@ -45,6 +45,8 @@ template <int Y>
 __global__ void __launch_bounds__(kApplyThreads)
     epilogue_apply_kernel(const float* __restrict__ acc, int64_t ld_acc, int64_t m, int64_t n, epilogue_args ep,
                           int splits, int64_t slice, bool vec_acc, bool vec_y, bool vec_z) {
+    fp8ort_pdl_wait();  // launched with pdl: the GEMM that wrote acc may still be ending
+    fp8ort_pdl_release();
     const int64_t col = (static_cast<int64_t>(blockIdx.x) * kApplyThreads + threadIdx.x) * 4;
     if (col >= n) return;
     const int count = n - col >= 4 ? 4 : static_cast<int>(n - col);
@@ -62,8 +64,8 @@ __global__ void __launch_bounds__(kApplyThreads)
 template <int Y>
 void launch_typed(const float* acc, int64_t ld_acc, int64_t m, int64_t n, const epilogue_args& ep, dim3 grid,
                   hipStream_t stream, int splits, int64_t slice, bool vec_acc, bool vec_y, bool vec_z) {
-    epilogue_apply_kernel<Y><<<grid, kApplyThreads, 0, stream>>>(acc, ld_acc, m, n, ep, splits, slice, vec_acc, vec_y,
-                                                                  vec_z);
+    launch_kernel(pdl_wanted(), epilogue_apply_kernel<Y>, grid, dim3(kApplyThreads), 0, stream, acc, ld_acc, m, n, ep,
+                  splits, slice, vec_acc, vec_y, vec_z);
 }
 
 }  // namespace

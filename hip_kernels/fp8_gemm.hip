@@ -17,6 +17,7 @@ std::atomic<int> g_silu_variant{0};  // fp8ort_epilogue_set_silu_variant: 0 the 
 std::atomic<int> g_z_ahead{0};       // fp8ort_epilogue_set_z_ahead: 0 the environment's choice, 1 off, 2 on
 std::atomic<int> g_wide_stream{0};   // fp8ort_gemm_set_wide_stream: 0 the environment's choice, 1 off, 2 on
 std::atomic<int> g_rows_fast{0};     // fp8ort_epilogue_set_fast_rows: 0 the environment's choice, 1 off, 2 on
+std::atomic<int> g_pdl{0};           // fp8ort_launch_set_pdl: 0 the environment's choice, 1 off, 2 on
 
 // [K, N] -> [N, K] through a shared-memory tile, so both sides stay coalesced.
 __global__ void transpose_kn_kernel(const uint8_t* __restrict__ w, int64_t k, int64_t n, uint8_t* __restrict__ out) {
@@ -297,6 +298,13 @@ bool tile_rows_fast() {
     return (which != 0 ? which : from_env) != 1;
 }
 
+bool pdl_wanted() {
+    static const int from_env = on_off_from_env("FP8ORT_PDL");
+    const int which = g_pdl.load();
+    // off unless turned on (not yet measured); sm_90 only: the kernels that wait for it are Hopper's
+    return (which != 0 ? which : from_env) == 2 && device_is_sm90();
+}
+
 bool wide_stream_wanted() {
     static const int from_env = on_off_from_env("FP8ORT_WIDE_STREAM");
     const int which = g_wide_stream.load();
@@ -345,6 +353,8 @@ extern "C" void fp8ort_epilogue_set_silu_variant(int which) { g_silu_variant.sto
 extern "C" void fp8ort_epilogue_set_z_ahead(int which) { g_z_ahead.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_epilogue_set_fast_rows(int which) { g_rows_fast.store(which == 1 || which == 2 ? which : 0); }
+
+extern "C" void fp8ort_launch_set_pdl(int which) { g_pdl.store(which == 1 || which == 2 ? which : 0); }
 
 extern "C" void fp8ort_gemm_set_wide_stream(int which) { g_wide_stream.store(which == 1 || which == 2 ? which : 0); }
 

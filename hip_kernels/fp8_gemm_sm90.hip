@@ -287,6 +287,8 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
+    fp8ort_pdl_release();
 
     const int wg = threadIdx.x / 128;
     if (wg == (kBlocks == 1 ? 0 : 2)) {  // the producer
@@ -373,6 +375,8 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
+    fp8ort_pdl_release();
 
     const int wg = threadIdx.x / 128;
     if (wg == 2) {  // the producer warp: lane 0 issues the loads (`it` counts k-tiles over all of this block's
@@ -503,6 +507,8 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
+    fp8ort_pdl_release();
 
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
@@ -611,8 +617,8 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
     const bool splitting = split.splits > 1;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
-    gemm_sm90_kernel<F, BN, Promote, kBlocks><<<grid, tile::kThreads, tile::kSmem, stream>>>(
-        map_a, map_b, m, n, k, splitting ? raw_epilogue(split.workspace, n) : ep);
+    launch_kernel(pdl_wanted(), gemm_sm90_kernel<F, BN, Promote, kBlocks>, grid, dim3(tile::kThreads), tile::kSmem,
+                  stream, map_a, map_b, m, n, k, splitting ? raw_epilogue(split.workspace, n) : ep);
     FP8ORT_TRY(check_launch("fp8ort_gemm (wgmma_sm90a)"));
     if (!splitting) return FP8ORT_OK;
     return launch_epilogue_apply(split.workspace, n, m, n, ep, stream, "fp8ort_gemm (split-K epilogue)", split.splits,
@@ -634,7 +640,8 @@ fp8ort_status launch_stream(const uint8_t* a, const uint8_t* b, int64_t m, int64
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
     const int64_t slots = static_cast<int64_t>(multiprocessors()) * 2;  // two resident blocks per multiprocessor
     const unsigned blocks = static_cast<unsigned>(tiles < slots ? tiles : slots);
-    gemm_sm90_stream_kernel<F, BN, Promote><<<blocks, tile::kThreads, tile::kSmem, stream>>>(map_a, map_b, m, n, k, ep);
+    launch_kernel(pdl_wanted(), gemm_sm90_stream_kernel<F, BN, Promote>, dim3(blocks), dim3(tile::kThreads), tile::kSmem,
+                  stream, map_a, map_b, m, n, k, ep);
     return check_launch("fp8ort_gemm (wgmma_sm90a_stream)");
 }
 
@@ -686,8 +693,8 @@ fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
     const bool splitting = split.splits > 1;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
-    conv_sm90_kernel<F, BN, kBlocks><<<grid, kThreadsSm90, tile::kSmem, stream>>>(
-        map_b, src, s.out_c, splitting ? raw_epilogue(split.workspace, s.out_c) : ep);
+    launch_kernel(pdl_wanted(), conv_sm90_kernel<F, BN, kBlocks>, grid, dim3(kThreadsSm90), tile::kSmem, stream, map_b,
+                  src, s.out_c, splitting ? raw_epilogue(split.workspace, s.out_c) : ep);
     FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (wgmma_sm90a)"));
     if (!splitting) return FP8ORT_OK;
     return launch_epilogue_apply(split.workspace, s.out_c, src.rows, s.out_c, ep, stream,

@@ -32,6 +32,34 @@ inline fp8ort_status check_runtime(hipError_t err, const char* what) {
 
 inline fp8ort_status check_launch(const char* what) { return check_runtime(hipGetLastError(), what); }
 
+// Launches kernel<<<grid, block, smem, stream>>>(args...); with pdl (NVIDIA only) as a programmatic dependent launch,
+// which lets the kernel's blocks start while the kernel before it on the stream ends (its launch and set-up overlap
+// that kernel's last blocks; the kernel must call fp8ort_pdl_wait() first, fp8_compat.h). A failed launch is the
+// runtime's last error, as with <<<...>>>: check it with check_launch.
+template <typename... Params, typename... Args>
+void launch_kernel(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, hipStream_t stream,
+                   const Args&... args) {
+#if defined(FP8ORT_CUDA)
+    if (pdl) {
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        (void)cudaLaunchKernelEx(&cfg, kernel, args...);  // an error stays the last error
+        return;
+    }
+#else
+    (void)pdl;
+#endif
+    kernel<<<grid, block, smem, stream>>>(args...);
+}
+
 __host__ __device__ inline bool is_fp8_type(fp8ort_dtype t) {
     return t == FP8ORT_E4M3FN || t == FP8ORT_E5M2 || t == FP8ORT_E4M3FNUZ || t == FP8ORT_E5M2FNUZ;
 }

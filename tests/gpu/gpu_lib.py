@@ -36,6 +36,7 @@ class Runtime:
         self._fn["Memset"].argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
         self._fn["Free"].argtypes = [ctypes.c_void_p]
         self.allocations: list[int] = []
+        self.streams: list[int] = []
 
     def check(self, err: int, what: str) -> None:
         if err != 0:
@@ -70,6 +71,14 @@ class Runtime:
         self.check(self._fn["Memcpy"](out.ctypes.data, p, out.nbytes, 2), "Memcpy D2H")
         return out
 
+    def stream(self) -> int:
+        """A new non-blocking stream (destroyed by free_all)."""
+        s = ctypes.c_void_p()
+        create = getattr(self.lib, self.prefix + "StreamCreateWithFlags")
+        self.check(create(ctypes.byref(s), ctypes.c_uint(1)), "StreamCreateWithFlags")
+        self.streams.append(s.value)
+        return s.value
+
     def sync(self) -> None:
         self.check(self._fn["DeviceSynchronize"](), "DeviceSynchronize")
 
@@ -77,6 +86,10 @@ class Runtime:
         for p in self.allocations:
             self._fn["Free"](p)
         self.allocations.clear()
+        destroy = getattr(self.lib, self.prefix + "StreamDestroy") if self.streams else None
+        for st in self.streams:
+            destroy(ctypes.c_void_p(st))
+        self.streams.clear()
 
 
 class Epilogue(ctypes.Structure):
@@ -188,6 +201,7 @@ def load_kernels(path: Path) -> ctypes.CDLL:
     lib.fp8ort_epilogue_set_z_ahead.argtypes = [i32]
     lib.fp8ort_epilogue_set_fast_rows.argtypes = [i32]
     lib.fp8ort_gemm_set_wide_stream.argtypes = [i32]
+    lib.fp8ort_launch_set_pdl.argtypes = [i32]
     lib.fp8ort_conv_set_depthwise_variant.argtypes = [i32]
     lib.fp8ort_conv_set_few_channels.argtypes = [i32]
     lib.fp8ort_conv_set_im2col.argtypes = [i32]

@@ -493,6 +493,87 @@ def test_gemm_wide_stream_gives_the_bits_of_two_blocks(gpu, shape):
         assert names == ["wgmma_sm90a_2blocks", "wgmma_sm90a_stream_wide"], names
 
 
+# Chains of GEMMs whose E4M3FN output is the next one's A: (rows, widths), widths[0] the first K. Each takes split K
+# with its epilogue pass for some layers (few tiles, long K) and not for others; the first also the two-blocks
+# (K <= 128), streaming (K <= 512) and one-block kernels.
+PDL_CHAINS = [(4000, [128, 128, 256, 1024, 256, 64]), (49, [2048, 2048, 512, 2048])]
+
+
+def run_chain(gpu, rows, widths, seed, stream, pdl):
+    """The chain on one stream with no synchronization between its GEMMs, fp8ort_launch_set_pdl(pdl); returns each
+    layer's (input codes, output codes, epilogue case, weight, kernel name), read back after the last launch. Every
+    buffer is written and poisoned before the first launch (the stream does not wait for the legacy one)."""
+    lib, rt = gpu
+    rng = np.random.default_rng(seed)
+    fmt = nx.E4M3FN
+    x_scale = np.float32(0.02)
+    a = nx.quantize(random_activation(rng, (rows, widths[0]), fmt, float(x_scale)), x_scale, fmt)
+    d_a = rt.to_device(a.view(np.uint8))
+    host_a = a.view(fmt.dtype).astype(np.float32) * x_scale  # float values of the codes, for the scale choice
+    layers = []
+    for k, n in zip(widths[:-1], widths[1:]):
+        w, w_scale = random_weight(rng, n, (n, k), fmt)
+        probe = ref.fp8_matmul(host_a, w, x_scale, w_scale, transB=1)
+        y_scale = np.float32(max(float(np.abs(probe).max()), 1e-6) / 300)  # codes that span the format
+        epi = EpilogueCase(
+            rng, rt, fmt, n, (rows, n), per_channel=True, bias=True, z_type=None, z_scaled=False, relu=True,
+            y_type=E4M3, x_scale=float(x_scale), w_scale=w_scale, y_scale=float(y_scale),
+        )  # fmt: skip
+        d_packed = rt.poisoned(lib.fp8ort_gemm_packed_bytes(n, k))
+        st = lib.fp8ort_gemm_pack_weight(rt.to_device(w.view(np.uint8)), 1, k, n, d_packed, None)
+        assert st == OK, lib.fp8ort_gpu_last_error()
+        d_y = rt.poisoned(rows * n)  # NaN codes wherever a GEMM would read before its producer wrote
+        ws = lib.fp8ort_gemm_workspace_bytes(fmt.onnx_type, rows, n, k)
+        layers.append((d_a, d_packed, d_y, ws, rt.poisoned(ws) if ws else None, epi, w, (rows, n, k)))
+        host_a = np.maximum(probe, 0).astype(np.float32)
+        d_a, x_scale = d_y, y_scale
+    rt.sync()
+    names = []
+    lib.fp8ort_launch_set_pdl(pdl)
+    try:
+        for d_in, d_packed, d_y, ws, d_ws, epi, _, (m, n, k) in layers:
+            names.append(lib.fp8ort_gemm_kernel_name(fmt.onnx_type, m, n, k).decode() + ("+split_k" if ws else ""))
+            if ws:
+                st = lib.fp8ort_gemm_ws(d_in, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, d_ws, ws, stream)
+            else:
+                st = lib.fp8ort_gemm(d_in, d_packed, fmt.onnx_type, m, n, k, epi.struct, d_y, stream)
+            assert st == OK, lib.fp8ort_gpu_last_error()
+    finally:
+        lib.fp8ort_launch_set_pdl(0)
+    rt.sync()
+    return [
+        (rt.from_device(d_in, (m, k), np.uint8), rt.from_device(d_y, (m, n), np.uint8), epi, w, name)
+        for (d_in, _, d_y, _, _, epi, w, (m, n, k)), name in zip(layers, names)
+    ]
+
+
+@pytest.mark.parametrize("chain", PDL_CHAINS, ids=["tiles", "split_k"])
+def test_gemm_chain_with_pdl_gives_the_same_bits(gpu, chain):
+    """GEMMs launched back to back on one stream as programmatic dependent launches (fp8ort_launch_set_pdl 2: each
+    may start while the one before ends, and must wait for its output) write the bits of ordinary launches (1), and
+    every layer matches the reference on the codes it read: the sm90a tile kernels and the split-K epilogue pass, fresh
+    random operands, every output buffer poisoned with NaN codes."""
+    lib, rt = gpu
+    rows, widths = chain
+    skip_without_sm90(lib, rows, widths[1], widths[0])
+    stream = rt.stream()
+    seed = int(np.random.default_rng().integers(2**31))
+    plain = run_chain(gpu, rows, widths, seed, stream, 1)
+    pdl = run_chain(gpu, rows, widths, seed, stream, 2)
+    fmt = nx.E4M3FN
+    for i, ((a0, y0, epi, w, name), (a1, y1, _, _, name1)) in enumerate(zip(plain, pdl)):
+        assert name == name1, (name, name1)
+        what = f"layer {i} {name} seed {seed}"
+        assert a0.tobytes() == a1.tobytes() and y0.tobytes() == y1.tobytes(), f"{what}: pdl changed the bits"
+        a = a0.view(fmt.dtype).astype(np.float32) * epi.x_scale
+        want = ref.fp8_matmul(a, w, epi.x_scale, epi.w_scale, epi.bias, transB=1, **epi.reference_kwargs())
+        qa = np.abs(a0.view(fmt.dtype).astype(np.float64))
+        abs_sum = (qa @ np.abs(w.astype(np.float64)).T) * epi.x_scale * epi.w_scale / epi.y_scale
+        check_output(y1.view(fmt.dtype), want, E4M3, what, abs_sum=abs_sum)
+    names = [p[4] for p in plain]
+    assert any("split" in n for n in names) and any("split" not in n for n in names), names
+
+
 def test_gemm_refuses_bad_arguments(gpu):
     lib, rt = gpu
     d = rt.alloc(1024)
