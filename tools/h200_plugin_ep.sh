@@ -53,7 +53,8 @@
 #            tools/sass_summary.py sums it by opcode and writes the executed instructions: sass_<shape>[_<tag>].tsv
 #            (ncu's table: .csv.gz), sass[_<tag>].log
 #   profile  Nsight Compute kernel times of one run per PROFILES entry ("model:layout:batch", space separated),
-#            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt
+#            bench/profile_ep.py; summaries in profile_<model>_<layout>_<batch>.txt; NCU_ARGS: more ncu flags (e.g.
+#            "--clock-control none --cache-control none" for boost clocks and warm caches)
 # Carry: .ort_headers (tools/fetch_ort_headers.py .ort_headers), or skip "build" and carry a build-gpu/ made elsewhere
 # (libfp8ort.so and libfp8ort_kernels.so, CUDA sm_90a). Logs and results: $OUT.
 set -uo pipefail
@@ -212,7 +213,7 @@ for step in $steps; do
         for p in ${PROFILES:-resnet50:NCHW:32}; do
             IFS=: read -r model layout batch <<< "$p"
             f="$o/profile_${model}_${layout}_${batch}.txt"
-            timeout "${PROFILE_TIMEOUT:-150}" ncu --profile-from-start off --metrics gpu__time_duration.sum \
+            timeout "${PROFILE_TIMEOUT:-150}" ncu ${NCU_ARGS:-} --profile-from-start off --metrics gpu__time_duration.sum \
                 --print-summary per-kernel python3 bench/profile_ep.py --model "$model" --layout "$layout" \
                 --batch "$batch" > "$f" 2>&1 || rc=$?
             python3 tools/ncu_summary.py "$f" | head -12
