@@ -159,15 +159,21 @@ def run_gemm(
         finally:
             lib.fp8ort_gemm_set_kernel_override(0)
     abs_sum = None
-    # error model of a tensor-core accumulator that keeps fewer bits than float32 (wgmma; cuBLASLt's kernels are
-    # wgmma too on Hopper): sum_k |a_k b_k| in Y's units
-    if name.startswith("wgmma") or name == "blaslt":
-        qa = np.abs(nx.quantize(a, np.float32(x_scale), fmt).astype(np.float64))
-        abs_sum = (qa @ np.abs(w_nk.astype(np.float64)).T) * x_scale * np.broadcast_to(epi.w_scale, (n,))
-        if epi.y_scale is not None:
-            abs_sum = abs_sum / epi.y_scale
-        abs_sum = abs_sum * activation_max_slope(epi.activation)  # the activation can stretch the error this much
+    if name.startswith("wgmma") or name == "blaslt":  # cuBLASLt's kernels are wgmma too on Hopper
+        abs_sum = wgmma_abs_sum(nx.quantize(a, np.float32(x_scale), fmt), w_nk, epi)
     return got, want, name, abs_sum
+
+
+def wgmma_abs_sum(qa: np.ndarray, w_nk: np.ndarray, epi: EpilogueCase) -> np.ndarray:
+    """Error model of a tensor-core accumulator that keeps fewer bits than float32 (wgmma): sum_k |a_k b_k| per
+    output in Y's units, from A's FP8 codes ``qa`` [M, K] and the weight's ``w_nk`` [N, K], times the activation's
+    largest slope (it can stretch the error this much)."""
+    n = w_nk.shape[0]
+    abs_sum = (np.abs(qa.astype(np.float64)) @ np.abs(w_nk.astype(np.float64)).T) * epi.x_scale
+    abs_sum = abs_sum * np.broadcast_to(epi.w_scale, (n,))
+    if epi.y_scale is not None:
+        abs_sum = abs_sum / epi.y_scale
+    return abs_sum * activation_max_slope(epi.activation)
 
 
 @pytest.mark.parametrize(
@@ -567,9 +573,7 @@ def test_gemm_chain_with_pdl_gives_the_same_bits(gpu, chain):
         assert a0.tobytes() == a1.tobytes() and y0.tobytes() == y1.tobytes(), f"{what}: pdl changed the bits"
         a = a0.view(fmt.dtype).astype(np.float32) * epi.x_scale
         want = ref.fp8_matmul(a, w, epi.x_scale, epi.w_scale, epi.bias, transB=1, **epi.reference_kwargs())
-        qa = np.abs(a0.view(fmt.dtype).astype(np.float64))
-        abs_sum = (qa @ np.abs(w.astype(np.float64)).T) * epi.x_scale * epi.w_scale / epi.y_scale
-        check_output(y1.view(fmt.dtype), want, E4M3, what, abs_sum=abs_sum)
+        check_output(y1.view(fmt.dtype), want, E4M3, what, abs_sum=wgmma_abs_sum(a0.view(fmt.dtype), w, epi))
     names = [p[4] for p in plain]
     assert any("split" in n for n in names) and any("split" not in n for n in names), names
 
