@@ -16,7 +16,18 @@ Reshape/Transpose chains and tracks what every axis holds (the factors ``B``, ``
 order), reading the target shapes of the Reshapes from constants and ``Shape -> Gather/Slice -> Concat`` subgraphs,
 so that it proves ``Qh``, ``Kt``, ``Vh`` and the output are the head split and merge of ``[B, S, H*D]`` tensors. A
 symbolic dimension in a target shape is identified through the chain's own tensors or by following it back through
-ops that keep it (projections, LayerNorm, elementwise ops, embedding Gathers) to a dimension of Q, K or V.
+ops that keep it (projections, LayerNorm, elementwise ops, embedding Gathers, Squeeze/Unsqueeze) to a dimension of Q,
+K or V; a target dimension computed as a product (``Mul``) of such dimensions and constants must take the next
+factors of the layout in some order of its parts (``B * 12`` takes ``B, H`` where ``H`` is 12).
+
+PyTorch's ``nn.MultiheadAttention`` (``F.multi_head_attention_forward``; torchvision's ViT) works sequence-first:
+Q, K and V are ``[S, B, H*D]`` (its ``batch_first=True`` transposes the input before the projection), split by
+``view(S, B*H, D)`` (with a dynamic batch the TorchScript exporter computes ``Shape(x)[1] * H``), a transpose and
+``view(B, H, S, D)``; after ``P @ V`` the heads are merged by ``permute(2, 0, 1, 3).view(S*B, H*Dv)`` for the
+out-projection. The pass proves the head split under either labelling of the first two axes, batch-first tried
+first; a sequence-first block's FP8Attention reads Q, K and V through Transposes to ``[B, S, .]``, and its output
+goes back to the merged layout through a Transpose and, for ``[S*B, H*Dv]``, a Reshape with a static target (one
+dimension at most unknown).
 
 A block is left float, its reason in the Softmax's ``node.meta[ATTENTION_REASON_KEY]`` (the report shows it), when
 something in it does not fit: an intermediate tensor read elsewhere (``Shape`` readers whose results only feed the
@@ -27,12 +38,13 @@ used as it is: the kernel checks at run time that it broadcasts to the scores ``
 
 With ``fp8_output`` (``QuantizeConfig.fp8_activations``), the FP8Attention writes FP8 when every reader of its output
 is an FP8MatMul reading it as A with the same constant a_scale and the same FP8 weight format: the same numbers, since
-FP8MatMul quantizes a float A with a_scale anyway.
+FP8MatMul quantizes a float A with a_scale anyway. A sequence-first block's output is float (a Transpose reads it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import NamedTuple
 
@@ -40,7 +52,7 @@ import numpy as np
 import onnx_ir as ir
 
 from .. import numerics as nx
-from .prepare import STD_DOMAINS, attr_value, const_array, is_std
+from .prepare import STD_DOMAINS, attr_value, const_array, is_std, new_initializer
 
 FP8ORT_DOMAIN = "com.fp8ort"
 MAX_HEAD_SIZE = 128  # the GPU kernels' largest head size D = Dv
@@ -48,8 +60,10 @@ ATTENTION_REASON_KEY = "fp8ort.attention_reason"  # Softmax node.meta: why its a
 ATTENTION_NODES_KEY = "fp8ort.attention_nodes"  # FP8Attention node.meta: names of the nodes it replaced
 ATTENTION_INFO_KEY = "fp8ort.attention_info"  # FP8Attention node.meta: a short description for the report
 _DIM_WALK_LIMIT = 4096  # (value, axis) pairs one dimension-equality search visits at most
+_MAX_PRODUCT_PARTS = 4  # parts of a computed target dimension (each order of them is tried against the layout)
 
 Layout = tuple[tuple[str, ...], ...]  # per axis, the factors it holds in row-major order
+_BHSD: Layout = (("B",), ("H",), ("S",), ("D",))
 
 # ops whose output has the shape of their first input
 _SAME_SHAPE = frozenset(
@@ -73,6 +87,23 @@ class _Dim(NamedTuple):
 
     value: ir.Value
     axis: int
+
+
+class _Prod(NamedTuple):
+    """A shape element computed as a product (``Mul``) of ``_Dim`` and int parts, none of them 0 or negative."""
+
+    parts: tuple
+
+
+def _product(a, b) -> int | _Prod | None:
+    """The product of two shape elements: an int when both are, else a ``_Prod`` of their parts (None for too many
+    parts, or an int part that is not positive: no dimension of the layout is that)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    parts = tuple(p for x in (a, b) for p in (x.parts if isinstance(x, _Prod) else (x,)))
+    if len(parts) > _MAX_PRODUCT_PARTS or any(isinstance(p, int) and p < 1 for p in parts):
+        return None
+    return _Prod(parts)
 
 
 def _rank(v: ir.Value | None) -> int | None:
@@ -109,7 +140,8 @@ class _Shapes:
 
     # ------------------------------------------------------------------------------- shape tensors
     def shape_elements(self, v: ir.Value | None, depth: int = 0) -> list | None:
-        """The elements of a 0-D/1-D int64 tensor: ints, or ``_Dim`` for ``Shape(x)[i]``; None if unknown."""
+        """The elements of a 0-D/1-D int64 tensor: ints, ``_Dim`` for ``Shape(x)[i]`` or ``_Prod`` for products of
+        those (``nn.MultiheadAttention`` computes ``batch * heads``); None if unknown."""
         if v is None or depth > 32:
             return None
         hit = self._elements.get(id(v))
@@ -166,6 +198,13 @@ class _Shapes:
             ):
                 return None
             return data[int(starts.reshape(-1)[0]) : int(ends.reshape(-1)[0])]
+        if op == "Mul":
+            a, b = elems(0), elems(1)
+            if a is None or b is None or (len(a) != len(b) and 1 not in (len(a), len(b))):
+                return None
+            n = max(len(a), len(b))
+            out = [_product(a[i % len(a)], b[i % len(b)]) for i in range(n)]
+            return None if any(e is None for e in out) else out
         return None
 
     # ---------------------------------------------------------------------------- dimension equality
@@ -258,6 +297,18 @@ class _Shapes:
         if op == "Concat":
             axis = int(attr_value(node, "axis", 0)) % r
             return [(ins[0], j)] if j != axis and _rank(ins[0]) == r else []
+        if op in ("Squeeze", "Unsqueeze"):  # the axes it keeps
+            axes = const_array(ins[1]) if len(ins) > 1 and ins[1] is not None else None
+            axes = attr_value(node, "axes", None) if axes is None else axes.reshape(-1).tolist()
+            ri = _rank(ins[0])
+            if axes is None or ri is None:
+                return []
+            rank = ri if op == "Squeeze" else r  # the rank its axes count in
+            gone = {int(a) % rank for a in axes}
+            if op == "Unsqueeze":
+                return [] if j in gone or ri + len(gone) != r else [(ins[0], j - sum(a < j for a in gone))]
+            kept = [i for i in range(ri) if i not in gone]
+            return [(ins[0], kept[j])] if len(kept) == r else []
         if op == "Slice" and len(ins) >= 4 and _rank(ins[0]) == r:  # the axes it does not slice
             axes = const_array(ins[3])
             if axes is None or axes.dtype.kind not in "iu":
@@ -317,6 +368,8 @@ class _Block:
     scale: float
     nan_to_zero: int
     nodes: list[ir.Node]  # every node removed with the block
+    sequence_first: bool  # q, k, v are [S, B, H*D]: FP8Attention reads them transposed, its output is transposed back
+    out_shape: list[int] | None  # sequence-first: the target of a Reshape from [S, B, H*Dv] to ``out``, if needed
 
 
 class _Matcher:
@@ -329,6 +382,7 @@ class _Matcher:
         self.anchors: list[tuple[ir.Value, int, tuple[str, ...]]] = []
         self.inner: list[ir.Value] = []  # values that must die with the block
         self.nodes: list[ir.Node] = []
+        self.sequence_first = False  # Q, K, V and the output are [S, B, ...] rather than [B, S, ...]
 
     # ------------------------------------------------------------------------------------- the block
     def match(self) -> _Block:
@@ -362,30 +416,14 @@ class _Matcher:
         if eq % d or eq != ek or ev % dv or eq // d != ev // dv:
             raise _Reject(f"projection widths Q {eq}, K {ek}, V {ev} do not split into the same heads of {d}")
         heads = eq // d
-        self._same_dims(qc.start, kc.start, vc.start)
-        self.sizes = {
-            "B": self._int_dim(qc.start, 0),
-            "S": self._int_dim(qc.start, 1),
-            "T": self._int_dim(kc.start, 1),
-            "H": heads,
-            "D": d,
-        }
-        self.anchors = [
-            (qc.start, 0, ("B",)),
-            (qc.start, 1, ("S",)),
-            (kc.start, 0, ("B",)),
-            (kc.start, 1, ("T",)),
-            (vc.start, 0, ("B",)),
-            (vc.start, 1, ("T",)),
-        ]
-        bhsd = (("B",), ("H",), ("S",), ("D",))
-        self._follow(qc, (("B",), ("S",), ("H", "D")), bhsd, "the query")
-        self._follow(kc, (("B",), ("T",), ("H", "D")), (("B",), ("H",), ("D",), ("T",)), "the key")
-        self._follow(vc, (("B",), ("T",), ("H", "D")), (("B",), ("H",), ("T",), ("D",)), "the value")
+        self._orient(qc, kc, vc, heads, d)
+        self._follow(kc, self._projection("T"), (("B",), ("H",), ("D",), ("T",)), "the key")
+        self._follow(vc, self._projection("T"), (("B",), ("H",), ("T",), ("D",)), "the value")
         for n in [qk, *score_nodes, sm, *probs]:
             self._set_layout(n.outputs[0], (("B",), ("H",), ("S",), ("T",)))
-        self._set_layout(pv.outputs[0], bhsd)
-        oc = self._chain_forward(pv.outputs[0], bhsd)
+        self._set_layout(pv.outputs[0], _BHSD)
+        oc = self._chain_forward(pv.outputs[0], _BHSD)
+        out_shape = self._output_shape(self._layout_of(oc.values[-1])) if self.sequence_first else None
         if bias is not None:
             self._check_bias(bias)
         # every value between the projections and the output dies with the block
@@ -405,7 +443,52 @@ class _Matcher:
             scale=float(np.float32(qc.scale * kc.scale * score_scale)),
             nan_to_zero=nan_to_zero,
             nodes=list({id(n): n for n in self.nodes + extra}.values()),
+            sequence_first=self.sequence_first,
+            out_shape=out_shape,
         )
+
+    def _orient(self, qc: _Chain, kc: _Chain, vc: _Chain, heads: int, d: int) -> None:
+        """Tell batch-first projections ``[B, S, H*D]`` from sequence-first ones ``[S, B, H*D]``
+        (``nn.MultiheadAttention``, whose ``batch_first=True`` transposes its input first): the two axes are labelled
+        either way and the query's chain must prove the head split ``[B, H, S, D]`` for one labelling. A proof under
+        either is sound, and the layouts track positions, so both can hold only where B and S are both 1. Where
+        neither does, the batch-first reason is the block's, as it was before sequence-first blocks were matched."""
+        reason = None
+        for sequence_first in (False, True):
+            self.sequence_first = sequence_first
+            self.layouts.clear()  # the other labelling's layouts name other axes
+            b, s = (1, 0) if sequence_first else (0, 1)
+            self.sizes = {
+                "B": self._int_dim(qc.start, b),
+                "S": self._int_dim(qc.start, s),
+                "T": self._int_dim(kc.start, s),
+                "H": heads,
+                "D": d,
+            }
+            self.anchors = [(c.start, b, ("B",)) for c in (qc, kc, vc)]
+            self.anchors += [(qc.start, s, ("S",)), (kc.start, s, ("T",)), (vc.start, s, ("T",))]
+            try:
+                self._same_dims(qc.start, kc.start, vc.start, b, s)
+                self._follow(qc, self._projection("S"), _BHSD, "the query")
+                return
+            except _Reject as why:
+                reason = reason or why
+        raise reason
+
+    def _projection(self, length: str) -> Layout:
+        """The layout of a 3-D projection of a sequence of ``length``."""
+        seq = ((length,), ("B",)) if self.sequence_first else (("B",), (length,))
+        return (*seq, ("H", "D"))
+
+    def _output_shape(self, layout: Layout) -> list[int] | None:
+        """The static target shape that gives a sequence-first output ``layout`` from ``[S, B, H*Dv]`` (None: it is
+        that already): one dimension at most may be unknown (-1)."""
+        if layout == self._projection("S"):
+            return None
+        dims = [-1 if any(self.sizes[f] is None for f in g) else math.prod(self.sizes[f] for f in g) for g in layout]
+        if dims.count(-1) > 1:
+            raise _Reject(f"the attention output {_show(layout)} has more than one dimension that is not static")
+        return dims
 
     @staticmethod
     def _int_dim(v: ir.Value, axis: int) -> int | None:
@@ -530,8 +613,9 @@ class _Matcher:
         raise _Reject(f"{what} heads do not come from a 3-D [B, S, H*D] tensor through Reshape/Transpose")
 
     def _chain_forward(self, start: ir.Value, layout: Layout) -> _Chain:
-        """From the P @ V output through Reshape/Transpose to the first tensor laid out as [B, S, H*Dv]."""
-        want = (("B",), ("S",), ("H", "D"))
+        """From the P @ V output through Reshape/Transpose to the first tensor laid out as [B, S, H*Dv]; for a
+        sequence-first block, to the first holding S, B, H, Dv in row-major order with the heads side by side on the
+        last axis (``nn.MultiheadAttention``'s out-projection reads ``[S*B, H*Dv]``)."""
         nodes, values, v = [], [], start
         while True:
             if v.is_graph_output():
@@ -547,9 +631,17 @@ class _Matcher:
             values.append(node.outputs[0])
             v = node.outputs[0]
             self._set_layout(v, layout)
-            if layout == want:
+            if self._merged(layout):
                 return _Chain(start, nodes, values)
-        raise _Reject("the attention output is not put back into [B, S, H*Dv] by Reshape/Transpose")
+        into = "[S, B, H*Dv] or [S*B, H*Dv]" if self.sequence_first else "[B, S, H*Dv]"
+        raise _Reject(f"the attention output is not put back into {into} by Reshape/Transpose")
+
+    def _merged(self, layout: Layout) -> bool:
+        """Whether ``layout`` is the output FP8Attention's can replace: itself for a batch-first block, through a
+        Transpose and a Reshape for a sequence-first one."""
+        if not self.sequence_first:
+            return layout == self._projection("S")
+        return layout[-1] == ("H", "D") and [f for g in layout for f in g] == ["S", "B", "H", "D"]
 
     @staticmethod
     def _data_readers(v: ir.Value) -> list[ir.Node]:
@@ -593,12 +685,13 @@ class _Matcher:
         allowzero = int(attr_value(node, "allowzero", 0))
         specs: list[tuple[str, object]] = []
         for i, e in enumerate(elems):
+            if isinstance(e, _Prod):
+                specs.append(("product", [self._part(p, node) for p in e.parts]))
+                continue
             if isinstance(e, _Dim):
-                d = _dim(e.value, e.axis)
-                if isinstance(d, int):
-                    e = d
-                else:
-                    specs.append(("groups", self._resolve(e, node)))
+                kind, e = self._part(e, node)
+                if kind == "groups":
+                    specs.append((kind, e))
                     continue
             if e == 0 and not allowzero:
                 if i >= len(layout):
@@ -628,9 +721,24 @@ class _Matcher:
         middle = [tuple(factors[p:q])] if rest else []
         return tuple(front + middle + back)
 
+    def _part(self, e: _Dim | int, node: ir.Node) -> tuple[str, object]:
+        """The spec of a dimension from a shape or a positive int (a factor of a product)."""
+        d = _dim(e.value, e.axis) if isinstance(e, _Dim) else e
+        return ("int", d) if isinstance(d, int) else ("groups", self._resolve(e, node))
+
     def _take(self, factors: list[str], pos: int, spec, node: ir.Node, forward: bool) -> tuple[tuple[str, ...], int]:
         kind, arg = spec
         step = 1 if forward else -1
+        if kind == "product":  # the parts multiply in any order: each must take the next factors in one of them
+            for order in itertools.permutations(arg):
+                end = pos
+                try:
+                    for part in order:
+                        end = self._take(factors, end, part, node, forward)[1]
+                except _Reject:
+                    continue
+                return tuple(factors[min(pos, end) : max(pos, end)]), end
+            raise _Reject(f"Reshape {node.name}: a product of dimensions does not line up with the heads")
 
         def window(n: int) -> tuple[str, ...] | None:
             lo, hi = (pos, pos + n) if forward else (pos - n, pos)
@@ -670,11 +778,11 @@ class _Matcher:
         return found
 
     # ------------------------------------------------------------------------------------- other checks
-    def _same_dims(self, q: ir.Value, k: ir.Value, v: ir.Value) -> None:
+    def _same_dims(self, q: ir.Value, k: ir.Value, v: ir.Value, batch: int, length: int) -> None:
         eq = self.shapes.equal
-        if not (eq(q, 0, k, 0) and eq(q, 0, v, 0)):
+        if not (eq(q, batch, k, batch) and eq(q, batch, v, batch)):
             raise _Reject("cannot show that Q, K and V have the same batch size")
-        if not eq(k, 1, v, 1):
+        if not eq(k, length, v, length):
             raise _Reject("cannot show that K and V have the same length")
 
     def _check_bias(self, bias: ir.Value) -> None:
@@ -815,9 +923,14 @@ class Fp8AttentionPass(ir.passes.InPlacePass):
 
     def _rewrite(self, graph: ir.Graph, b: _Block) -> None:
         old = b.out
-        fp8 = self._fp8_output(old)
+        fp8 = None if b.sequence_first else self._fp8_output(old)  # a Transpose reads a sequence-first output
         out_type = fp8[0] if fp8 is not None else ir.DataType.FLOAT
-        inputs = [b.q, b.k, b.v, b.bias, fp8[1] if fp8 is not None else None]
+        name, value_name = b.softmax.name, old.name
+        added: list[ir.Node] = []
+        q, k, v = b.q, b.k, b.v
+        if b.sequence_first:
+            q, k, v = (_swap_axes(x, f"{name}.{what}_batch_first", added) for x, what in ((q, "q"), (k, "k"), (v, "v")))
+        inputs = [q, k, v, b.bias, fp8[1] if fp8 is not None else None]
         while inputs[-1] is None:
             inputs.pop()
         attrs = [
@@ -826,8 +939,10 @@ class Fp8AttentionPass(ir.passes.InPlacePass):
             ir.AttrInt64("nan_to_zero", b.nan_to_zero),
             ir.AttrInt64("output_dtype", int(out_type)),
         ]
-        name, value_name = b.softmax.name, old.name
-        y = ir.Value(name=f"{value_name}.fp8ort", type=ir.TensorType(out_type), shape=old.shape)
+        shape = old.shape
+        if b.sequence_first:
+            shape = None if q.shape is None or v.shape is None else ir.Shape([*q.shape[:2], v.shape[2]])
+        y = ir.Value(name=f"{value_name}.fp8ort", type=ir.TensorType(out_type), shape=shape)
         replaced = [n.name for n in b.nodes]
         for n in b.nodes:
             n.name = f"{n.name}.replaced"
@@ -838,8 +953,27 @@ class Fp8AttentionPass(ir.passes.InPlacePass):
             + (", NaN rows to zero" if b.nan_to_zero else "")
             + (", mask" if b.bias is not None else "")
             + (f", {out_type.name} output for the FP8MatMul reading it" if fp8 is not None else ", float output")
+            + (", sequence-first: Q, K, V and the output transposed" if b.sequence_first else "")
         )
-        graph.insert_before(old.producer(), node)
-        ir.convenience.replace_all_uses_with(old, y, replace_graph_outputs=True)
+        added.append(node)
+        out = y
+        if b.sequence_first:
+            out = _swap_axes(y, f"{name}.output_sequence_first", added)
+            if b.out_shape is not None:
+                target = new_initializer(graph, f"{name}.output_shape", np.array(b.out_shape, np.int64))
+                merged = ir.Value(name=f"{name}.output_merged", type=old.type, shape=old.shape)
+                added.append(ir.Node("", "Reshape", [out, target], outputs=[merged], name=f"{name}.output_merged"))
+                out = merged
+        graph.insert_before(old.producer(), added)
+        ir.convenience.replace_all_uses_with(old, out, replace_graph_outputs=True)
         graph.remove(b.nodes, safe=True)
-        y.name = value_name
+        out.name = value_name
+
+
+def _swap_axes(x: ir.Value, name: str, added: list[ir.Node]) -> ir.Value:
+    """The 3-D ``x`` with its first two axes swapped ([S, B, N] <-> [B, S, N]) by a Transpose ``name`` appended to
+    ``added``; its output is named ``name`` too."""
+    shape = None if x.shape is None else ir.Shape([x.shape[1], x.shape[0], x.shape[2]])
+    out = ir.Value(name=name, type=x.type, shape=shape)
+    added.append(ir.Node("", "Transpose", [x], [ir.AttrInt64s("perm", [1, 0, 2])], outputs=[out], name=name))
+    return out
