@@ -695,6 +695,8 @@ struct im2col_geometry {
 // past K are +0 (code 0 in every FP8 format).
 __global__ void __launch_bounds__(kI2cThreads)
     im2col_kernel(const uint8_t* __restrict__ x, im2col_geometry g, int64_t row0, int64_t rows, uint8_t* __restrict__ a) {
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run
+    fp8ort_pdl_release();
     const int chunks = g.kp / 16;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * chunks;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -733,6 +735,8 @@ constexpr int kI2cPixelThreads = 128;
 template <int KH, int KW, int C>
 __global__ void __launch_bounds__(kI2cPixelThreads)
     im2col_pixel_kernel(const uint8_t* __restrict__ x, im2col_geometry g, int64_t row0, int rows, uint8_t* __restrict__ a) {
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run
+    fp8ort_pdl_release();
     constexpr int kK = KH * KW * C, kWords = (kK + 15) / 16 * 4;
     constexpr int kRowBytes = KW * C;                 // one kernel row's bytes of X, contiguous at dilation 1
     constexpr int kNorm = (kRowBytes + 3) / 4;        // words holding them once shifted to a word boundary
@@ -805,6 +809,8 @@ __global__ void __launch_bounds__(kI2cPixelThreads)
 
 // The packed weight's rows [n][k] (k < K) padded with +0 to kp bytes.
 __global__ void pad_rows_kernel(const uint8_t* __restrict__ w, int64_t n, int k, int kp, uint8_t* __restrict__ out) {
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still read the workspace this one writes
+    fp8ort_pdl_release();
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n * kp;
          i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
         const int64_t row = i / kp;
@@ -884,7 +890,9 @@ fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_forma
         const int64_t blocks = (items + kI2cThreads - 1) / kI2cThreads, most = int64_t{multiprocessors()} * 16;
         return static_cast<unsigned>(blocks < most ? blocks : most);
     };
-    pad_rows_kernel<<<grid_for(s.out_c * g.kp), kI2cThreads, 0, stream>>>(w, s.out_c, g.k, g.kp, w_rows);
+    const bool pdl = pdl_wanted();
+    launch_kernel(pdl, pad_rows_kernel, dim3(grid_for(s.out_c * g.kp)), dim3(kI2cThreads), 0, stream, w, s.out_c, g.k,
+                  g.kp, w_rows);
     FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col weight)"));
     const int64_t rows = s.batch * oh * ow, chunk = im2col_chunk_rows(s, oh, ow);
     const sm90_variant variant = sm90_default_variant(g.kp, s.out_c);
@@ -892,11 +900,13 @@ fp8ort_status launch_im2col(const uint8_t* x, const uint8_t* w, fp8ort_fp8_forma
     for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
         const int64_t n = rows - row0 < chunk ? rows - row0 : chunk;
         if (!pixel) {
-            im2col_kernel<<<grid_for(n * (g.kp / 16)), kI2cThreads, 0, stream>>>(x, g, row0, n, a);
+            launch_kernel(pdl, im2col_kernel, dim3(grid_for(n * (g.kp / 16))), dim3(kI2cThreads), 0, stream, x, g,
+                          row0, n, a);
         } else {
             const unsigned blocks = static_cast<unsigned>((n + kI2cPixelThreads - 1) / kI2cPixelThreads);
             auto kernel = s.in_c == 3 ? im2col_pixel_kernel<7, 7, 3> : im2col_pixel_kernel<7, 7, 4>;
-            kernel<<<blocks, kI2cPixelThreads, 0, stream>>>(x, g, row0, static_cast<int>(n), a);
+            launch_kernel(pdl, kernel, dim3(blocks), dim3(kI2cPixelThreads), 0, stream, x, g, row0,
+                          static_cast<int>(n), a);
         }
         FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (im2col)"));
         const epilogue_args e = epilogue_from_row(ep, row0);
@@ -924,6 +934,8 @@ struct subsample_geometry {
 __global__ void __launch_bounds__(kI2cThreads)
     subsample_kernel(const uint4* __restrict__ x, subsample_geometry g, uint32_t row0, uint32_t items,
                      uint4* __restrict__ a) {
+    fp8ort_pdl_wait();  // launched with pdl: the GEMM of the chunk before may still read A
+    fp8ort_pdl_release();
     const uint32_t step = gridDim.x * blockDim.x;  // items + step < 2^32
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < items; i += step) {
         const uint32_t r = g.by_vecs.div(i), j = i - r * g.vecs;
@@ -978,12 +990,13 @@ fp8ort_status launch_subsample(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
     const int64_t rows = s.batch * oh * ow, chunk = subsample_chunk_rows(s, oh, ow);
     const sm90_variant variant = sm90_default_variant(s.in_c, s.out_c);
     const int64_t most_blocks = int64_t{multiprocessors()} * 16;
+    const bool pdl = pdl_wanted();
     for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
         const int64_t n = rows - row0 < chunk ? rows - row0 : chunk;
         const int64_t items = n * g.vecs, blocks = (items + kI2cThreads - 1) / kI2cThreads;
-        subsample_kernel<<<static_cast<unsigned>(blocks < most_blocks ? blocks : most_blocks), kI2cThreads, 0,
-                           stream>>>(reinterpret_cast<const uint4*>(x), g, static_cast<uint32_t>(row0),
-                                     static_cast<uint32_t>(items), a);
+        launch_kernel(pdl, subsample_kernel, dim3(static_cast<unsigned>(blocks < most_blocks ? blocks : most_blocks)),
+                      dim3(kI2cThreads), 0, stream, reinterpret_cast<const uint4*>(x), g, static_cast<uint32_t>(row0),
+                      static_cast<uint32_t>(items), a);
         FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (subsample)"));
         const epilogue_args e = epilogue_from_row(ep, row0);
         FP8ORT_TRY(launch_gemm_sm90(reinterpret_cast<const uint8_t*>(a), w, f, n, s.out_c, s.in_c, variant, e,

@@ -31,6 +31,8 @@ template <fp8ort_fp8_format F, fp8ort_dtype X>
 __global__ void __launch_bounds__(kConvertThreads)
     quantize_quads_kernel(const void* __restrict__ x, const float* __restrict__ scale, uint8_t* __restrict__ y,
                           int64_t count, bool saturate) {
+    fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run
+    fp8ort_pdl_release();
     const fp8_divisor d = make_fp8_divisor(*scale);
     const int64_t quads = count / 4;
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -163,20 +165,11 @@ fp8ort_status launch_quantize(const void* x, fp8ort_dtype x_type, const float* s
     const uintptr_t x_align = x_type == FP8ORT_FLOAT ? 16 : 8;
     if (count >= 4 && reinterpret_cast<uintptr_t>(x) % x_align == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0) {
         const int quad_blocks = convert_blocks(count / 4);
-        switch (x_type) {
-            case FP8ORT_FLOAT:
-                quantize_quads_kernel<F, FP8ORT_FLOAT><<<quad_blocks, kConvertThreads, 0, stream>>>(x, scale, out, count,
-                                                                                                  saturate);
-                break;
-            case FP8ORT_FLOAT16:
-                quantize_quads_kernel<F, FP8ORT_FLOAT16><<<quad_blocks, kConvertThreads, 0, stream>>>(x, scale, out,
-                                                                                                    count, saturate);
-                break;
-            default:
-                quantize_quads_kernel<F, FP8ORT_BFLOAT16><<<quad_blocks, kConvertThreads, 0, stream>>>(x, scale, out,
-                                                                                                     count, saturate);
-                break;
-        }
+        const bool pdl = pdl_wanted();
+        auto kernel = x_type == FP8ORT_FLOAT     ? quantize_quads_kernel<F, FP8ORT_FLOAT>
+                      : x_type == FP8ORT_FLOAT16 ? quantize_quads_kernel<F, FP8ORT_FLOAT16>
+                                                 : quantize_quads_kernel<F, FP8ORT_BFLOAT16>;
+        launch_kernel(pdl, kernel, dim3(quad_blocks), dim3(kConvertThreads), 0, stream, x, scale, out, count, saturate);
         return check_launch("fp8ort_quantize");
     }
     const int blocks = convert_blocks(count);

@@ -48,11 +48,6 @@ bool tile_z_ahead();
 // (fp8ort_epilogue_set_fast_rows, or FP8ORT_FAST_ROWS=on|off read once; on when unset). Both give the same bits.
 bool tile_rows_fast();
 
-// Host: whether the sm90a GEMM and convolution kernels and the split-K / BLAS-Lt epilogue pass are launched as
-// programmatic dependent launches (fp8ort_launch_set_pdl, or FP8ORT_PDL=on|off read once; off when unset; sm_90
-// devices only). The same bits either way.
-bool pdl_wanted();
-
 constexpr float kHardSwishAlpha = 1.0f / 6.0f;  // ONNX HardSwish: HardSigmoid(y) with alpha 1/6, beta 0.5
 constexpr float kHardSwishBeta = 0.5f;
 constexpr float kInvSqrt2 = 0.70710678118654752f;

@@ -190,8 +190,9 @@ FP8ORT_GPU_API void fp8ort_epilogue_set_fast_rows(int which);
  * 128 x 128 tiles, the next tile's operands loaded during the epilogue ("wgmma_sm90a_stream_wide"; not yet measured).
  * Takes effect for launches made after the call. */
 FP8ORT_GPU_API void fp8ort_gemm_set_wide_stream(int which);
-/* Whether the sm90a GEMM and convolution kernels and the epilogue pass after a split K or cuBLASLt are launched as
- * programmatic dependent launches (NVIDIA sm_90; tests, A/B runs; the same bits either way): 0 = the environment's
+/* Whether the sm90a GEMM and convolution kernels, the epilogue pass after a split K or cuBLASLt, and the kernels a CNN
+ * runs between them (im2col, the strided 1x1 subsample, Quantize, E4M3FN max pooling, global average pooling) are
+ * launched as programmatic dependent launches (NVIDIA sm_90; tests, A/B runs; the same bits either way): 0 = the environment's
  * choice, FP8ORT_PDL=on|off (read once; unset: off), 1 = ordinary launches, 2 = each such kernel may start while the
  * kernel before it on the stream ends (its launch and set-up overlap that kernel's last blocks; it waits for that
  * kernel's results before it reads anything). Not yet measured. Takes effect for launches made after the call. */

@@ -174,6 +174,8 @@ template <int NW>
 __global__ void __launch_bounds__(kPoolThreads)
     max_pool_e4m3_kernel(const uint8_t* __restrict__ x, uint8_t* __restrict__ y, pool_geometry g) {
     using E = Fp8Elem<FP8ORT_E4M3FN>;
+    fp8ort_pdl_wait();  // launched with pdl: the convolution that wrote X may still run
+    fp8ort_pdl_release();
     const uint32_t step = gridDim.x * blockDim.x;  // count + step < 2^32
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < g.count; i += step) {
         const uint32_t pix = g.by_groups.div(i);
@@ -300,10 +302,8 @@ fp8ort_status launch_max_pool(const void* x, void* y, const fp8ort_max_pool_para
                 const int grid = static_cast<int>(nb < kMaxPoolBlocks ? nb : kMaxPoolBlocks);
                 const uint8_t* xb = reinterpret_cast<const uint8_t*>(xs);
                 uint8_t* yb = reinterpret_cast<uint8_t*>(ys);
-                if (wide)
-                    max_pool_e4m3_kernel<4><<<grid, kPoolThreads, 0, stream>>>(xb, yb, g);
-                else
-                    max_pool_e4m3_kernel<1><<<grid, kPoolThreads, 0, stream>>>(xb, yb, g);
+                launch_kernel(pdl_wanted(), wide ? max_pool_e4m3_kernel<4> : max_pool_e4m3_kernel<1>, dim3(grid),
+                              dim3(kPoolThreads), 0, stream, xb, yb, g);
                 return check_launch("fp8ort_max_pool_nhwc");
             }
         }

@@ -69,6 +69,8 @@ __global__ void __launch_bounds__(kThreads) gap_nhwc_kernel(const uint8_t* __res
     __shared__ float table[256];
     __shared__ float partial[kThreads * V];
     fill_table(table, type);
+    fp8ort_pdl_wait();  // launched with pdl: the kernel that wrote X may still run (the table is shared memory only)
+    fp8ort_pdl_release();
     const int lanes = kThreads / groups;
     const int g = static_cast<int>(threadIdx.x) % groups, lane = static_cast<int>(threadIdx.x) / groups;
     const int64_t n = blockIdx.x;
@@ -123,6 +125,8 @@ __global__ void __launch_bounds__(kThreads) gap_nhwc_kernel(const uint8_t* __res
 __global__ void __launch_bounds__(kThreads) gap_finish_kernel(const float* __restrict__ partial,
                                                               const float* __restrict__ x_scale, float* __restrict__ y,
                                                               int64_t outputs, int64_t slices, int64_t hw) {
+    fp8ort_pdl_wait();  // launched with pdl: gap_nhwc_kernel may still be writing the partial sums
+    fp8ort_pdl_release();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
     if (i >= outputs) return;
     float s = 0.0f;
@@ -291,17 +295,13 @@ extern "C" fp8ort_status fp8ort_global_average_pool(const void* x, fp8ort_dtype 
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: the workspace holds %zu bytes, %zu needed", me, workspace_bytes, need);
     float* partial = static_cast<float*>(workspace);
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(p.chunks), static_cast<unsigned>(p.slices));
-    if (p.v == 16) {
-        gap_nhwc_kernel<16><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
-    } else if (p.v == 4) {
-        gap_nhwc_kernel<4><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
-    } else {
-        gap_nhwc_kernel<1><<<grid, kThreads, 0, s>>>(xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
-    }
+    const bool pdl = pdl_wanted();
+    auto kernel = p.v == 16 ? gap_nhwc_kernel<16> : p.v == 4 ? gap_nhwc_kernel<4> : gap_nhwc_kernel<1>;
+    launch_kernel(pdl, kernel, grid, dim3(kThreads), 0, s, xb, x_type, x_scale, y, partial, n, hw, c, p.groups);
     if (p.slices > 1) {
         const int64_t outputs = n * c;
-        gap_finish_kernel<<<static_cast<unsigned>((outputs + kThreads - 1) / kThreads), kThreads, 0, s>>>(
-            partial, x_scale, y, outputs, p.slices, hw);
+        launch_kernel(pdl, gap_finish_kernel, dim3(static_cast<unsigned>((outputs + kThreads - 1) / kThreads)),
+                      dim3(kThreads), 0, s, partial, x_scale, y, outputs, p.slices, hw);
     }
     return check_launch(me);
 }
