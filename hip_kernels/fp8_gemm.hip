@@ -301,8 +301,9 @@ bool tile_rows_fast() {
 bool pdl_wanted() {
     static const int from_env = on_off_from_env("FP8ORT_PDL");
     const int which = g_pdl.load();
-    // off unless turned on (not yet measured); sm_90 only: the kernels that wait for it are Hopper's
-    return (which != 0 ? which : from_env) == 2 && device_is_sm90();
+    // on unless turned off: ResNet-50 +2% at batch 1 and 32 with graphs, +5-7% without, batch 256 level (H100,
+    // bench/NOTES.md, 2026-12-07); sm_90 only: the kernels that wait for it are Hopper's
+    return (which != 0 ? which : from_env) != 1 && device_is_sm90();
 }
 
 bool wide_stream_wanted() {

@@ -193,9 +193,9 @@ FP8ORT_GPU_API void fp8ort_gemm_set_wide_stream(int which);
 /* Whether the sm90a GEMM and convolution kernels, the epilogue pass after a split K or cuBLASLt, and the kernels a CNN
  * runs between them (im2col, the strided 1x1 subsample, Quantize, E4M3FN max pooling, global average pooling) are
  * launched as programmatic dependent launches (NVIDIA sm_90; tests, A/B runs; the same bits either way): 0 = the environment's
- * choice, FP8ORT_PDL=on|off (read once; unset: off), 1 = ordinary launches, 2 = each such kernel may start while the
+ * choice, FP8ORT_PDL=on|off (read once; unset: on), 1 = ordinary launches, 2 = each such kernel may start while the
  * kernel before it on the stream ends (its launch and set-up overlap that kernel's last blocks; it waits for that
- * kernel's results before it reads anything). Not yet measured. Takes effect for launches made after the call. */
+ * kernel's results before it reads anything). Takes effect for launches made after the call. */
 FP8ORT_GPU_API void fp8ort_launch_set_pdl(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never

@@ -35,7 +35,7 @@ inline fp8ort_status check_launch(const char* what) { return check_runtime(hipGe
 // Host: whether fp8ort's kernels that wait for it (fp8ort_pdl_wait, fp8_compat.h) are launched as programmatic
 // dependent launches: the sm90a GEMM and convolution kernels, the split-K / BLAS-Lt epilogue pass, and the kernels
 // between them in a CNN (im2col and its weight rows, the strided 1x1 subsample, Quantize, E4M3FN max pooling,
-// global average pooling). fp8ort_launch_set_pdl, or FP8ORT_PDL=on|off read once; off when unset; sm_90 devices
+// global average pooling). fp8ort_launch_set_pdl, or FP8ORT_PDL=on|off read once; on when unset; sm_90 devices
 // only. The same bits either way.
 bool pdl_wanted();
 
