@@ -29,6 +29,15 @@ first; a sequence-first block's FP8Attention reads Q, K and V through Transposes
 goes back to the merged layout through a Transpose and, for ``[S*B, H*Dv]``, a Reshape with a static target (one
 dimension at most unknown).
 
+torchvision's Swin (``shifted_window_attention``) projects once, ``qkv [B*nW, N, 3*H*D]`` over the windows, and picks
+the heads with ``reshape(B*nW, N, 3, H, D).permute(2, 0, 3, 1, 4)`` and ``qkv[0], qkv[1], qkv[2]`` (Gathers of a
+constant index on the leading axis); its relative-position bias, a constant ``[1, H, N, N]`` once folded, is the mask.
+The layout of such a projection holds a factor ``P`` (3) before the heads, which the Gather must take away: Q, K and
+V picked as the thirds 0, 1 and 2 of one tensor are FP8Attention's packed form, which reads that tensor. The shifted
+windows add a second, per-window mask to the scores reshaped to ``[B, nW, H, N, N]`` (a split of the batch axis);
+FP8Attention's one ``attn_bias`` broadcast to ``[B*nW, H, N, N]`` would have to be built per batch, tiled from the
+mask, which the pass does not do: those blocks stay float, with that reason.
+
 A block is left float, its reason in the Softmax's ``node.meta[ATTENTION_REASON_KEY]`` (the report shows it), when
 something in it does not fit: an intermediate tensor read elsewhere (``Shape`` readers whose results only feed the
 block's own Reshapes are fine) or a graph output, a non-constant or non-scalar scale, a scale applied after the mask,
@@ -353,6 +362,7 @@ class _Chain:
     nodes: list[ir.Node]
     values: list[ir.Value]
     scale: float = 1.0
+    part: int | None = None  # the third of a packed projection a Gather picks (0 Q, 1 K, 2 V), None: not packed
 
 
 @dataclasses.dataclass
@@ -370,6 +380,7 @@ class _Block:
     nodes: list[ir.Node]  # every node removed with the block
     sequence_first: bool  # q, k, v are [S, B, H*D]: FP8Attention reads them transposed, its output is transposed back
     out_shape: list[int] | None  # sequence-first: the target of a Reshape from [S, B, H*Dv] to ``out``, if needed
+    packed: bool  # q is k is v, [B, S, 3*H*D]: FP8Attention reads it in its packed form
 
 
 class _Matcher:
@@ -413,12 +424,16 @@ class _Matcher:
             raise _Reject(f"Q/K head size {d} differs from V head size {dv} (FP8Attention needs D = Dv)")
         if d > MAX_HEAD_SIZE:
             raise _Reject(f"head size {d} is larger than {MAX_HEAD_SIZE}, the GPU kernels' limit")
-        if eq % d or eq != ek or ev % dv or eq // d != ev // dv:
+        packed = self._packed(qc, kc, vc)
+        if packed and eq % (3 * d):
+            raise _Reject(f"the packed projection's width {eq} is not 3 * heads * {d}")
+        if not packed and (eq % d or eq != ek or ev % dv or eq // d != ev // dv):
             raise _Reject(f"projection widths Q {eq}, K {ek}, V {ev} do not split into the same heads of {d}")
-        heads = eq // d
-        self._orient(qc, kc, vc, heads, d)
-        self._follow(kc, self._projection("T"), (("B",), ("H",), ("D",), ("T",)), "the key")
-        self._follow(vc, self._projection("T"), (("B",), ("H",), ("T",), ("D",)), "the value")
+        heads = eq // (3 * d) if packed else eq // d
+        self._orient(qc, kc, vc, heads, d, packed)
+        keys = "S" if packed else "T"  # a packed projection's keys are its queries
+        self._follow(kc, self._projection(keys, packed), (("B",), ("H",), ("D",), (keys,)), "the key")
+        self._follow(vc, self._projection(keys, packed), (("B",), ("H",), (keys,), ("D",)), "the value")
         for n in [qk, *score_nodes, sm, *probs]:
             self._set_layout(n.outputs[0], (("B",), ("H",), ("S",), ("T",)))
         self._set_layout(pv.outputs[0], _BHSD)
@@ -445,9 +460,10 @@ class _Matcher:
             nodes=list({id(n): n for n in self.nodes + extra}.values()),
             sequence_first=self.sequence_first,
             out_shape=out_shape,
+            packed=packed,
         )
 
-    def _orient(self, qc: _Chain, kc: _Chain, vc: _Chain, heads: int, d: int) -> None:
+    def _orient(self, qc: _Chain, kc: _Chain, vc: _Chain, heads: int, d: int, packed: bool) -> None:
         """Tell batch-first projections ``[B, S, H*D]`` from sequence-first ones ``[S, B, H*D]``
         (``nn.MultiheadAttention``, whose ``batch_first=True`` transposes its input first): the two axes are labelled
         either way and the query's chain must prove the head split ``[B, H, S, D]`` for one labelling. A proof under
@@ -464,21 +480,38 @@ class _Matcher:
                 "T": self._int_dim(kc.start, s),
                 "H": heads,
                 "D": d,
+                "P": 3,
             }
             self.anchors = [(c.start, b, ("B",)) for c in (qc, kc, vc)]
-            self.anchors += [(qc.start, s, ("S",)), (kc.start, s, ("T",)), (vc.start, s, ("T",))]
+            self.anchors += [(qc.start, s, ("S",))]
+            if not packed:
+                self.anchors += [(kc.start, s, ("T",)), (vc.start, s, ("T",))]
             try:
                 self._same_dims(qc.start, kc.start, vc.start, b, s)
-                self._follow(qc, self._projection("S"), _BHSD, "the query")
+                self._follow(qc, self._projection("S", packed), _BHSD, "the query")
                 return
             except _Reject as why:
                 reason = reason or why
         raise reason
 
-    def _projection(self, length: str) -> Layout:
-        """The layout of a 3-D projection of a sequence of ``length``."""
+    def _projection(self, length: str, packed: bool = False) -> Layout:
+        """The layout of a 3-D projection of a sequence of ``length``; ``packed``: the query, key and value
+        projections side by side (the factor ``P`` of size 3 counts them)."""
         seq = ((length,), ("B",)) if self.sequence_first else (("B",), (length,))
-        return (*seq, ("H", "D"))
+        return (*seq, ("P", "H", "D") if packed else ("H", "D"))
+
+    @staticmethod
+    def _packed(qc: _Chain, kc: _Chain, vc: _Chain) -> bool:
+        """Whether Q, K and V are picked from one packed projection (torchvision's Swin: ``reshape(B, S, 3, H, D)
+        .permute(2, 0, 3, 1, 4)`` and ``qkv[0], qkv[1], qkv[2]``, Gathers of the leading axis). FP8Attention's packed
+        form reads Q, K and V in that order, so the Gathers must pick the thirds 0, 1 and 2 of one tensor; that
+        the picked axis is the one counting the thirds, ``P``, is proven when the chains are followed."""
+        parts = [c.part for c in (qc, kc, vc)]
+        if parts == [None, None, None]:
+            return False
+        if parts != [0, 1, 2] or not (qc.start is kc.start is vc.start):
+            raise _Reject(f"Q, K and V are not the thirds 0, 1 and 2 of one packed projection (Gathers pick {parts})")
+        return True
 
     def _output_shape(self, layout: Layout) -> list[int] | None:
         """The static target shape that gives a sequence-first output ``layout`` from ``[S, B, H*Dv]`` (None: it is
@@ -520,6 +553,14 @@ class _Matcher:
             elif is_std(node, "MatMul"):
                 nodes.reverse()
                 return node, bias, scale, nodes
+            elif not nodes and (regrouped := _regrouped_mask(node)) is not None:
+                add, split = regrouped
+                raise _Reject(
+                    f"a mask is added to the scores reshaped to {_dims(split.outputs[0])} (Add {add.name} between "
+                    f"Reshapes {split.name} and {node.name}): FP8Attention adds one attn_bias broadcast to "
+                    "[B, H, S, T], and the pass does not build one from a mask added in another shape (Swin's shifted "
+                    "windows add one per window of the batch axis B*nW)"
+                )
             else:
                 what = f"{node.op_type} {node.name}" if node is not None else "a graph input"
                 raise _Reject(f"the scores come from {what}, not from a Q @ K MatMul (with a scale and a mask)")
@@ -580,13 +621,18 @@ class _Matcher:
     # ----------------------------------------------------------------------------------------- chains
     def _chain_back(self, end: ir.Value, what: str, scaled: bool) -> _Chain:
         """From the MatMul operand back through Reshape/Transpose (and scalar Mul/Div when ``scaled``) while each
-        tensor has no other reader; the chain starts at its first 3-D tensor."""
+        tensor has no other reader; the chain starts at its first 3-D tensor. One Gather of a constant index may be
+        on the way, picking Q, K or V from a packed tensor: its input is read by the Gathers of the other two too
+        (the check that the block's tensors have no readers outside it keeps that sound)."""
         steps: list[tuple[ir.Node, ir.Value, float]] = []  # (node, its data input, factor), end first
         v = end
         while True:
             node = v.producer()
+            shared = False
             if is_std(node, "Reshape") or is_std(node, "Transpose"):
                 data, factor = node.inputs[0], 1.0
+            elif _picked(node) is not None and not any(s[0].op_type == "Gather" for s in steps):
+                data, factor, shared = node.inputs[0], 1.0, True
             elif scaled and (is_std(node, "Mul") or is_std(node, "Div")):
                 try:
                     factor, data = self._scale_of(node, f"the {what} values")
@@ -597,18 +643,20 @@ class _Matcher:
             else:
                 break
             steps.append((node, data, factor))
-            if data.is_graph_output() or len(self._data_readers(data)) != 1:
+            if data.is_graph_output() or (len(self._data_readers(data)) != 1 and not shared):
                 break  # read elsewhere too: the chain cannot start earlier
             v = data
         steps.reverse()
         for i, (_, data, _) in enumerate(steps):
             if _rank(data) == 3:
                 kept = steps[i:]
+                gathers = [s[0] for s in kept if s[0].op_type == "Gather"]
                 return _Chain(
                     start=data,
                     nodes=[s[0] for s in kept],
                     values=[s[0].outputs[0] for s in kept],
                     scale=math.prod(s[2] for s in kept),
+                    part=_picked(gathers[0]) if gathers else None,
                 )
         raise _Reject(f"{what} heads do not come from a 3-D [B, S, H*D] tensor through Reshape/Transpose")
 
@@ -655,7 +703,7 @@ class _Matcher:
     def _follow(self, chain: _Chain, layout: Layout, want: Layout, what: str) -> None:
         self._set_layout(chain.start, layout)
         for node, out in zip(chain.nodes, chain.values):
-            if node.op_type in ("Reshape", "Transpose"):
+            if node.op_type in ("Reshape", "Transpose", "Gather"):
                 layout = self._apply(node, layout, what)
             self._set_layout(out, layout)
         if layout != want:
@@ -674,6 +722,11 @@ class _Matcher:
             if perm is None or sorted(perm) != list(range(len(layout))):
                 raise _Reject(f"Transpose {node.name} of {what} has a perm that does not fit its rank")
             return tuple(layout[p] for p in perm)
+        if node.op_type == "Gather":  # one of Q, K, V from the axis counting them: that axis goes
+            axis = int(attr_value(node, "axis", 0))
+            if not -len(layout) <= axis < len(layout) or layout[axis] != ("P",):
+                raise _Reject(f"Gather {node.name} of {what} does not pick from the axis of a packed Q, K, V")
+            return layout[: axis % len(layout)] + layout[axis % len(layout) + 1 :]
         return self._reshape(node, layout, what)
 
     # ---------------------------------------------------------------------------------------- reshapes
@@ -829,6 +882,27 @@ def _show(layout: Layout) -> str:
     return "[" + ", ".join("*".join(g) if g else "1" for g in layout) + "]"
 
 
+def _dims(v: ir.Value) -> str:
+    """The shape of v as the reasons show it, ``?`` for an unknown dimension."""
+    if v.shape is None:
+        return "an unknown shape"
+    return "[" + ", ".join(str(d) if isinstance(d, int) else "?" for d in v.shape) + "]"
+
+
+def _regrouped_mask(node: ir.Node | None) -> tuple[ir.Node, ir.Node] | None:
+    """(the Add, the Reshape before it) where ``node`` is a Reshape of ``Add(Reshape(scores), mask)``: a mask
+    added to the scores regrouped, as torchvision's shifted-window attention adds its per-window mask to
+    ``attn.view(B, nW, H, N, N)``; else None."""
+    add = node.inputs[0].producer() if is_std(node, "Reshape") and node.inputs[0] is not None else None
+    if not is_std(add, "Add"):
+        return None
+    for x in add.inputs:
+        split = x.producer() if x is not None else None
+        if is_std(split, "Reshape") and _rank(split.inputs[0]) == 4:
+            return add, split
+    return None
+
+
 def _producer_after_scales(v: ir.Value) -> ir.Node | None:
     """The producer of v behind scalar Mul/Div nodes."""
     node = v.producer()
@@ -840,6 +914,17 @@ def _producer_after_scales(v: ir.Value) -> ir.Node | None:
             return node
         node = data[0].producer()
     return node
+
+
+def _picked(node: ir.Node | None) -> int | None:
+    """The index, 0 to 2, of a Gather of one constant scalar index in range for an axis of 3, else None: the Gather
+    that may pick Q, K or V from a packed tensor."""
+    if not is_std(node, "Gather") or len(node.inputs) != 2:
+        return None
+    idx = const_array(node.inputs[1])
+    if idx is None or idx.ndim != 0 or idx.dtype.kind not in "iu" or not -3 <= int(idx) < 3:
+        return None
+    return int(idx) % 3
 
 
 def _leads_to_matmul(v: ir.Value | None) -> bool:
@@ -927,9 +1012,12 @@ class Fp8AttentionPass(ir.passes.InPlacePass):
         out_type = fp8[0] if fp8 is not None else ir.DataType.FLOAT
         name, value_name = b.softmax.name, old.name
         added: list[ir.Node] = []
-        q, k, v = b.q, b.k, b.v
+        q, k, v = (b.q, None, None) if b.packed else (b.q, b.k, b.v)
         if b.sequence_first:
-            q, k, v = (_swap_axes(x, f"{name}.{what}_batch_first", added) for x, what in ((q, "q"), (k, "k"), (v, "v")))
+            q, k, v = (
+                None if x is None else _swap_axes(x, f"{name}.{what}_batch_first", added)
+                for x, what in ((q, "q"), (k, "k"), (v, "v"))
+            )
         inputs = [q, k, v, b.bias, fp8[1] if fp8 is not None else None]
         while inputs[-1] is None:
             inputs.pop()
@@ -941,7 +1029,7 @@ class Fp8AttentionPass(ir.passes.InPlacePass):
         ]
         shape = old.shape
         if b.sequence_first:
-            shape = None if q.shape is None or v.shape is None else ir.Shape([*q.shape[:2], v.shape[2]])
+            shape = None if q.shape is None else ir.Shape([*q.shape[:2], b.num_heads * b.head_size])
         y = ir.Value(name=f"{value_name}.fp8ort", type=ir.TensorType(out_type), shape=shape)
         replaced = [n.name for n in b.nodes]
         for n in b.nodes:
@@ -951,6 +1039,7 @@ class Fp8AttentionPass(ir.passes.InPlacePass):
         node.meta[ATTENTION_INFO_KEY] = (
             f"FP8Attention: {b.num_heads} heads of {b.head_size}, scale {b.scale:.6g}"
             + (", NaN rows to zero" if b.nan_to_zero else "")
+            + (", Q, K and V packed in one projection" if b.packed else "")
             + (", mask" if b.bias is not None else "")
             + (f", {out_type.name} output for the FP8MatMul reading it" if fp8 is not None else ", float output")
             + (", sequence-first: Q, K, V and the output transposed" if b.sequence_first else "")
