@@ -19,7 +19,7 @@ import onnx_ir as ir
 import onnxruntime as ort
 import pytest
 from conftest import run_float
-from test_attention_fusion import MIN_SQNR_DB
+from test_attention_fusion import MIN_SQNR_DB, _attrs
 from test_attention_mha import MIN_FLOAT_SQNR_DB, _export, _float_fused, _ops
 
 import fp8ort
@@ -96,10 +96,6 @@ def window_model(variant: str = "swin") -> onnx.ModelProto:
 
 def window_feed(windows: int, seed: int) -> dict[str, np.ndarray]:
     return {"x": np.random.default_rng(seed).standard_normal((windows, N, C)).astype(np.float32)}
-
-
-def _attrs(node: onnx.NodeProto) -> dict:
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _check_packed(model: onnx.ModelProto, heads: list[int]) -> None:
