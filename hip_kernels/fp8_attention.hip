@@ -9,6 +9,8 @@
 // conflicts), updates the 8 running maxima, writes exp(s - m) to shared memory in place of K^T and accumulates P @ V
 // for DMAX / 32 output columns per lane. Tiles are loaded 16 bytes per thread where D % 4 == 0.
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fp8_numerics.h"
 #include "fp8_status.h"
@@ -233,6 +235,323 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
     }
 }
 
+#if defined(FP8ORT_CUDA)
+// ---- the tensor-core kernel (NVIDIA sm_80+, head sizes D = Dv <= 64; FP8ORT_ATTENTION=tc) ----
+// The same float32 arithmetic on the tensor cores by the three-term TF32 split: each float32 operand x is
+// big + small, big = x with its low 13 mantissa bits cleared (a TF32 value) and small = x - big (exact in float32)
+// rounded to TF32, and a*b is taken as big_a*big_b + big_a*small_b + small_a*big_b (the dropped small*small term and
+// small's rounding are ~2^-21 of |a*b|; the products are exact and summed in float32 by mma.sync m16n8k8 TF32).
+// Block: 4 warps of 16 query rows; key/value tiles of 64 keys staged in shared memory once split (big and small of
+// an element side by side, so one 8-byte load gives both). S = Q K^T stays in the mma accumulators; the online
+// softmax runs on them and they become P's A fragments as they are: the k index of P V is permuted within each
+// 8-key step (A column c <-> key 2c, c + 4 <-> key 2c + 1), and B reads V's rows in the same permuted order.
+constexpr int kTcRows = 64;    // query rows per block (16 per warp)
+constexpr int kTcKeys = 64;    // keys per tile
+constexpr int kTcThreads = 128;
+constexpr int kTcKld = 2 * 64 + 8;  // words per K row (big/small pairs of 64 columns): 8-byte loads conflict-free
+constexpr int kTcVld = 2 * 64 + 4;  // words per V row: the permuted row pairs read conflict-free
+constexpr size_t kTcSmemBytes = size_t(kTcKeys) * (kTcKld + kTcVld) * sizeof(float);
+
+// x as big + small TF32 values (bit patterns for mma); NaN goes whole into big (small 0; a NaN whose payload lies in
+// the cleared bits becomes the canonical NaN), so it reaches the sums as it would in float32. An infinity cannot:
+// a cross term inf * 0 (a small part of 0) would be NaN where inf * y is not. It sets `inf_seen`, and the block
+// then computes its rows again on the vector units (attention_rows_scalar).
+__device__ __forceinline__ void tf32_split(float x, uint32_t& big, uint32_t& small, unsigned& inf_seen) {
+    const uint32_t u = __float_as_uint(x);
+    if ((u & 0x7f800000u) == 0x7f800000u) {
+        const bool nan = (u & 0x007fffffu) != 0;
+        big = nan ? 0x7fc00000u : u;
+        small = 0u;
+        inf_seen |= nan ? 0u : 1u;
+        return;
+    }
+    big = u & 0xffffe000u;
+    const float rest = x - __uint_as_float(big);  // exact: the cleared bits
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(rest));
+    small = r;
+}
+
+__device__ __forceinline__ void mma_tf32(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#else
+    (void)c, (void)a0, (void)a1, (void)a2, (void)a3, (void)b0, (void)b1;
+    FP8ORT_TRAP();  // never launched below sm_80 (attention_tc_runs)
+#endif
+}
+
+// a + small terms first, then the big product (the small terms are added to the running sum before the large one)
+__device__ __forceinline__ void mma_3xtf32(float (&c)[4], const uint32_t (&ab)[4], const uint32_t (&as)[4],
+                                           uint2 bb, uint2 bs) {
+    mma_tf32(c, as[0], as[1], as[2], as[3], bb.x, bb.y);
+    mma_tf32(c, ab[0], ab[1], ab[2], ab[3], bs.x, bs.y);
+    mma_tf32(c, ab[0], ab[1], ab[2], ab[3], bb.x, bb.y);
+}
+
+// The 16 rows from i0 of one (b, h) by one warp on the vector units, key after key (a warp sum per score, the online
+// softmax of the main kernels, lanes over the output columns): the tensor-core kernel's way out for blocks that met
+// an infinite input. Slow, and for inputs that are rare.
+template <class Out>
+__device__ __noinline__ void attention_rows_scalar(const float* q, const float* k, const float* v, const float* bias_bh,
+                                                   const fp8ort_attention_params& p, int64_t i0, int lane, void* y,
+                                                   const fp8_divisor& ys) {
+    const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
+    const int64_t b = blockIdx.z, h = blockIdx.y;
+    const float* kb = k + b * p.t * p.k_row + h * p.d;
+    const float* vb = v + b * p.t * p.v_row + h * p.dv;
+    for (int r = 0; r < 16; ++r) {
+        const int64_t i = i0 + r;
+        if (i >= p.s) break;
+        const float* qr = q + (b * p.s + i) * p.q_row + h * p.d;
+        const float q0 = lane < d ? qr[lane] : 0.0f, q1 = lane + 32 < d ? qr[lane + 32] : 0.0f;
+        const float* br = bias_bh ? bias_bh + i * p.bias_stride[2] : nullptr;
+        float m = -INFINITY, l = 0.0f, o0 = 0.0f, o1 = 0.0f;
+        bool bad = false;
+        for (int64_t j = 0; j < p.t; ++j) {
+            const float* kr = kb + j * p.k_row;
+            float part = fmaf(q1, lane + 32 < d ? kr[lane + 32] : 0.0f, q0 * (lane < d ? kr[lane] : 0.0f));
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) part += nn::shfl_xor(part, off);
+            float s = part * p.scale;
+            if (br) s += br[j * p.bias_stride[3]];
+            bad |= !(s < INFINITY);
+            const float m_new = fmaxf(m, s);
+            const float mu = m_new == -INFINITY ? 0.0f : m_new;
+            const float corr = expf(m - mu), e = expf(s - mu);
+            const float* vr = vb + j * p.v_row;
+            l = l * corr + e;
+            o0 = o0 * corr + e * (lane < dv ? vr[lane] : 0.0f);
+            o1 = o1 * corr + e * (lane + 32 < dv ? vr[lane + 32] : 0.0f);
+            m = m_new;
+        }
+        const bool empty = p.t == 0;
+        const bool nan_row = !empty && (bad || m == -INFINITY);
+        const float inv = empty ? 0.0f : 1.0f / l;
+        const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
+        if (lane < dv) Out::put(y, y0 + lane, nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o0 * inv, ys);
+        if (lane + 32 < dv) Out::put(y, y0 + lane + 32, nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o1 * inv, ys);
+    }
+}
+
+template <class Out>
+__global__ void __launch_bounds__(kTcThreads, 2) attention_tc_kernel(const float* __restrict__ q,
+                                                                      const float* __restrict__ k,
+                                                                      const float* __restrict__ v,
+                                                                      const float* __restrict__ bias,
+                                                                      fp8ort_attention_params p, void* __restrict__ y,
+                                                                      const float* __restrict__ y_scale) {
+    extern __shared__ float4 smem_words[];
+    uint32_t* ks = reinterpret_cast<uint32_t*>(smem_words);  // [kTcKeys][kTcKld]: (big, small) of K[j][c] at 2c
+    uint32_t* vs = ks + kTcKeys * kTcKld;                     // [kTcKeys][kTcVld]: (big, small) of V[j][c] at 2c
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t4 = lane % 4;  // mma fragment coordinates: group (row) and thread in group
+    const int64_t b = blockIdx.z, h = blockIdx.y, i0 = static_cast<int64_t>(blockIdx.x) * kTcRows + warp * 16;
+    const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
+    const int ksteps = (d + 7) / 8;
+
+    // Q fragments of this warp's rows i0 + g and i0 + g + 8, columns 8 kk + t4 and + 4 (zeros past D or S)
+    unsigned inf_seen = 0;  // an infinite Q, K or V element met by this thread
+    uint32_t qb[8][4], qsm[8][4];
+    const float* qbase = q + b * p.s * p.q_row + h * p.d;
+#pragma unroll
+    for (int kk = 0; kk < 8; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int64_t row = i0 + g + 8 * (e & 1);
+            const int col = 8 * kk + t4 + 4 * (e >> 1);
+            const float x = row < p.s && col < d ? qbase[row * p.q_row + col] : 0.0f;
+            tf32_split(x, qb[kk][e], qsm[kk][e], inf_seen);
+        }
+
+    float o[8][4];
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
+    unsigned bad = 0;  // bit r (0: row g, 1: row g + 8): a NaN or +inf score
+    const float* kb = k + b * p.t * p.k_row + h * p.d;
+    const float* vb = v + b * p.t * p.v_row + h * p.dv;
+    const float* bias_bh = bias ? bias + b * p.bias_stride[0] + h * p.bias_stride[1] : nullptr;
+    const float* brow[2] = {nullptr, nullptr};
+    if (bias_bh) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int64_t i = i0 + g + 8 * r;
+            brow[r] = bias_bh + (i < p.s ? i : p.s - 1) * p.bias_stride[2];
+        }
+    }
+    const bool vec_k = d % 4 == 0 && p.k_row % 4 == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0;
+    const bool vec_v = dv % 4 == 0 && p.v_row % 4 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
+    const int cq = (tid % 16) * 4, r_first = tid / 16;  // tile loads: 4 columns of every 8th row
+
+    for (int64_t j0 = 0; j0 < p.t; j0 += kTcKeys) {
+        __syncthreads();  // the previous tile's readers are done
+        for (int j = r_first; j < kTcKeys; j += kTcThreads / 16) {
+            const float4 kq = load_quad(kb, p.k_row, j0 + j, p.t, cq, d, vec_k);
+            const float4 vq = load_quad(vb, p.v_row, j0 + j, p.t, cq, dv, vec_v);
+            uint4 k01, k23, v01, v23;
+            tf32_split(kq.x, k01.x, k01.y, inf_seen);
+            tf32_split(kq.y, k01.z, k01.w, inf_seen);
+            tf32_split(kq.z, k23.x, k23.y, inf_seen);
+            tf32_split(kq.w, k23.z, k23.w, inf_seen);
+            tf32_split(vq.x, v01.x, v01.y, inf_seen);
+            tf32_split(vq.y, v01.z, v01.w, inf_seen);
+            tf32_split(vq.z, v23.x, v23.y, inf_seen);
+            tf32_split(vq.w, v23.z, v23.w, inf_seen);
+            *reinterpret_cast<uint4*>(&ks[j * kTcKld + 2 * cq]) = k01;
+            *reinterpret_cast<uint4*>(&ks[j * kTcKld + 2 * cq + 4]) = k23;
+            *reinterpret_cast<uint4*>(&vs[j * kTcVld + 2 * cq]) = v01;
+            *reinterpret_cast<uint4*>(&vs[j * kTcVld + 2 * cq + 4]) = v23;
+        }
+        __syncthreads();
+
+        // S = Q K^T for 8 atoms of 8 keys: atom jn holds rows g, g + 8 at keys 8 jn + 2 t4, + 1
+        float sc[8][4];
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sc[jn][e] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk) {
+            if (kk >= ksteps) break;
+#pragma unroll
+            for (int jn = 0; jn < 8; ++jn) {
+                const uint32_t* kr = ks + (8 * jn + g) * kTcKld + 2 * (8 * kk + t4);
+                const uint2 lo = *reinterpret_cast<const uint2*>(kr);      // K[key][8 kk + t4]: (big, small)
+                const uint2 hi = *reinterpret_cast<const uint2*>(kr + 8);  // K[key][8 kk + t4 + 4]
+                mma_3xtf32(sc[jn], qb[kk], qsm[kk], make_uint2(lo.x, hi.x), make_uint2(lo.y, hi.y));
+            }
+        }
+
+        // scale, bias, masking past T; the online softmax of rows g (r = 0) and g + 8 (r = 1)
+        float tmax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int r = e >> 1;
+                const int64_t jj = j0 + 8 * jn + 2 * t4 + (e & 1);
+                float s = -INFINITY;
+                if (jj < p.t) {
+                    s = sc[jn][e] * p.scale;
+                    if (brow[r]) s += brow[r][jj * p.bias_stride[3]];
+                    if (!(s < INFINITY)) bad |= 1u << r;  // NaN or +inf
+                }
+                sc[jn][e] = s;
+                tmax[r] = fmaxf(tmax[r], s);
+            }
+        float corr[2], mu[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            tmax[r] = fmaxf(tmax[r], nn::shfl_xor(tmax[r], 1));
+            tmax[r] = fmaxf(tmax[r], nn::shfl_xor(tmax[r], 2));
+            const float m_new = fmaxf(m[r], tmax[r]);
+            mu[r] = m_new == -INFINITY ? 0.0f : m_new;  // all -inf so far: nothing accumulated yet
+            corr[r] = expf(m[r] - mu[r]);
+            m[r] = m_new;
+        }
+        float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                sc[jn][e] = expf(sc[jn][e] - mu[e >> 1]);
+                sum[e >> 1] += sc[jn][e];
+            }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) l[r] = l[r] * corr[r] + sum[r];  // this thread's part of the row sum
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[n][e] *= corr[e >> 1];
+
+        // O += P V: 8-key step jn; A = (P[g][2c], P[g+8][2c], P[g][2c+1], P[g+8][2c+1]) of atom jn, B = V rows
+        // 8 jn + 2 t4 and + 1 (the same permutation of the keys)
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn) {
+            uint32_t pb[4], psm[4];
+            unsigned p_inf = 0;  // probabilities are never infinite
+            tf32_split(sc[jn][0], pb[0], psm[0], p_inf);
+            tf32_split(sc[jn][2], pb[1], psm[1], p_inf);
+            tf32_split(sc[jn][1], pb[2], psm[2], p_inf);
+            tf32_split(sc[jn][3], pb[3], psm[3], p_inf);
+            const uint32_t* v0 = vs + (8 * jn + 2 * t4) * kTcVld + 2 * g;
+#pragma unroll
+            for (int n = 0; n < 8; ++n) {
+                if (8 * n >= dv) break;
+                const uint2 lo = *reinterpret_cast<const uint2*>(v0 + 16 * n);           // V[2 t4][8 n + g]
+                const uint2 hi = *reinterpret_cast<const uint2*>(v0 + kTcVld + 16 * n);  // V[2 t4 + 1][8 n + g]
+                mma_3xtf32(o[n], pb, psm, make_uint2(lo.x, hi.x), make_uint2(lo.y, hi.y));
+            }
+        }
+    }
+
+    const fp8_divisor ys = make_fp8_divisor(y_scale ? *y_scale : 1.0f);
+    if (__syncthreads_or(static_cast<int>(inf_seen))) {  // block-uniform
+        attention_rows_scalar<Out>(q, k, v, bias_bh, p, i0, lane, y, ys);
+        return;
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float total = l[r];
+        float flag = (bad >> r) & 1u ? 1.0f : 0.0f;
+#pragma unroll
+        for (int off = 1; off <= 2; off <<= 1) {
+            total += nn::shfl_xor(total, off);
+            flag = fmaxf(flag, nn::shfl_xor(flag, off));
+        }
+        const int64_t i = i0 + g + 8 * r;
+        if (i >= p.s) continue;
+        const bool empty = p.t == 0;  // no keys: zeros, as the unfused MatMul over an empty axis gives
+        const bool nan_row = !empty && (flag > 0.0f || m[r] == -INFINITY);
+        const float inv = empty ? 0.0f : 1.0f / total;
+        const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int col = 8 * n + 2 * t4 + e;
+                if (col >= dv) continue;
+                const float val = nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o[n][2 * r + e] * inv;
+                Out::put(y, y0 + col, val, ys);
+            }
+    }
+}
+
+// Whether the tensor-core kernel takes this problem: FP8ORT_ATTENTION=tc (read at each call, so that tests can run
+// both kernels in one process; the vector-unit kernel otherwise until the tensor cores are measured on a GPU),
+// head sizes D = Dv <= 64 and a GPU of compute capability 8.0 or higher.
+bool attention_tc_runs(const fp8ort_attention_params& p) {
+    const char* env = getenv("FP8ORT_ATTENTION");
+    if (!(env && strcmp(env, "tc") == 0) || p.d > 64 || p.dv != p.d) return false;
+    int dev = 0, major = 0;
+    return hipGetDevice(&dev) == hipSuccess &&
+           hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, dev) == hipSuccess && major >= 8;
+}
+
+template <class Out>
+fp8ort_status launch_attention_tc(const float* q, const float* k, const float* v, const float* bias,
+                                  const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+    static const hipError_t attr =
+        hipFuncSetAttribute(reinterpret_cast<const void*>(attention_tc_kernel<Out>),
+                            hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kTcSmemBytes));
+    if (attr != hipSuccess) {
+        return fail(FP8ORT_UNSUPPORTED, "fp8ort_attention: the tensor-core kernel needs %zu bytes of shared memory per "
+                    "block, which this GPU does not give (%s)", kTcSmemBytes, hipGetErrorString(attr));
+    }
+    const dim3 grid(static_cast<unsigned>((p.s + kTcRows - 1) / kTcRows), static_cast<unsigned>(p.h),
+                    static_cast<unsigned>(p.b));
+    attention_tc_kernel<Out><<<grid, kTcThreads, kTcSmemBytes, stream>>>(q, k, v, bias, p, y, y_scale);
+    return check_launch("fp8ort_attention");
+}
+#endif  // FP8ORT_CUDA
+
 template <int DMAX, int WARPS, int KPL, class Out>
 fp8ort_status launch_attention(const float* q, const float* k, const float* v, const float* bias,
                                const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
@@ -255,6 +574,9 @@ fp8ort_status launch_attention(const float* q, const float* k, const float* v, c
 template <class Out>
 fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v, const float* bias,
                                  const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+#if defined(FP8ORT_CUDA)
+    if (attention_tc_runs(p)) return launch_attention_tc<Out>(q, k, v, bias, p, y, y_scale, stream);
+#endif
     // 16-row blocks for small batches (four times the blocks) were slower at BERT-base batch 1 and 8 (bench/NOTES.md)
     if (p.d <= 64) return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
     return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem

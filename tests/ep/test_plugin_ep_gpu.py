@@ -134,10 +134,18 @@ def test_max_pool_on_gpu_device_matches_the_reference(dtype, seed, channels, lib
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
 
 
+@pytest.fixture(params=["simt", "tc"])
+def attention_kernel(request, monkeypatch) -> str:
+    """FP8Attention's GPU kernel: on the vector units, or the tensor cores' three-term TF32 split (FP8ORT_ATTENTION=tc,
+    read at each launch; head sizes <= 64 on NVIDIA sm_80+, the vector units otherwise)."""
+    monkeypatch.setenv("FP8ORT_ATTENTION", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2])
 @pytest.mark.parametrize("head", [24, 64, 128])  # the two kernel variants (head size <= 64, <= 128)
-def test_attention_on_gpu_device_matches_the_reference(head, out_type, seed, library):
+def test_attention_on_gpu_device_matches_the_reference(head, out_type, seed, attention_kernel, library):
     """FP8Attention on the GPU device against the reference: float32 sums in another order, so float outputs agree
     within float32 rounding and FP8 outputs within one step of the format (nearly all identical); NaN rows (wholly
     masked) and zeroed rows (nan_to_zero) exactly where the reference has them. The output is poisoned first."""
@@ -191,7 +199,7 @@ def test_attention_on_gpu_device_matches_the_reference(head, out_type, seed, lib
 
 @pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN])
 @pytest.mark.parametrize(("b", "d"), [(2, 64), (32, 64), (3, 30), (2, 128)])  # 30: not whole 16-byte loads
-def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, library):
+def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, attention_kernel, library):
     """The packed form (Q, K and V side by side in one [B, S, 3*H*D] tensor, as one FP8MatMul writes them) reads the
     same values through other row strides: the same bits as the three-input form, and both near the reference."""
     from ..test_cpu_kernels import attention_reference
@@ -220,6 +228,39 @@ def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, library
         assert (want.view(np.uint8) == packed.view(np.uint8)).mean() >= 0.98
     else:
         assert np.abs(packed - want).max() <= 2e-5 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("where", ["Q", "K", "V"])
+def test_attention_with_infinite_inputs_on_gpu_device(where, attention_kernel, library):
+    """A few infinite elements in Q, K or V: Y as the reference has it (NaN rows where a score is +inf or NaN, keys
+    whose score is -inf left out, infinite values where an infinite V meets a positive probability, the rest within
+    float32 rounding). The tensor-core kernel cannot carry an infinity through its split operands, so a block that
+    meets one computes its rows again on the vector units: those blocks and the others are both checked here."""
+    from ..test_cpu_kernels import attention_reference
+
+    rng = np.random.default_rng(6400 + "QKV".index(where))
+    b, s, t, h, d = 2, 150, 90, 2, 64  # three query blocks per (b, h) in the tensor-core kernel, one with no infinity
+    inputs = {
+        "Q": (rng.standard_normal((b, s, h * d)) * 2).astype(np.float32),
+        "K": rng.standard_normal((b, t, h * d)).astype(np.float32),
+        "V": (rng.standard_normal((b, t, h * d)) * 50).astype(np.float32),
+    }
+    rows = {"Q": s, "K": t, "V": t}[where]
+    for _ in range(3):
+        bi, r = int(rng.integers(b)), int(rng.integers(min(rows, 100)))  # rows 100+ of Q keep their block finite
+        inputs[where][bi, r, int(rng.integers(h * d))] = np.inf if rng.random() < 0.5 else -np.inf
+    attrs = {"num_heads": h}
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], **attrs)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    got = ops.run(sess, inputs)[0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = attention_reference(inputs, attrs, TensorProto.FLOAT)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), "NaN elements differ"
+    assert np.array_equal(np.isposinf(got), np.isposinf(want)) and np.array_equal(np.isneginf(got), np.isneginf(want))
+    fin = np.isfinite(want)
+    assert np.isinf(want).any() or np.isnan(want).any(), "the case has no non-finite output: it tests nothing"
+    assert np.abs(got[fin] - want[fin]).max() <= 2e-5 * np.abs(want[fin]).max()
 
 
 @pytest.mark.parametrize("seed", range(4))
