@@ -52,3 +52,9 @@ def resnetish() -> ir.Model:
 @pytest.fixture
 def encoder() -> ir.Model:
     return qmodels.encoder()
+
+
+@pytest.fixture(scope="module")
+def torch():
+    """The torch module, for the tests that export with it (skipped where it is not installed)."""
+    return pytest.importorskip("torch", reason="these exports need torch (pip install torch==2.13.0)")

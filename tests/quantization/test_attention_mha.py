@@ -160,11 +160,6 @@ def test_computed_split_that_is_not_batch_times_heads_stays_float(variant):
 # --------------------------------------------------------------------------------------------- torch exports
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch", reason="the MultiheadAttention exports need torch (pip install torch)")
-
-
 def _export(torch, model, inputs: dict, path: str, dynamic: dict | None) -> None:
     """TorchScript export at opset 17, as bench/export_sweep.py does it (no ``no_grad``: under it, the eval-mode
     module takes the fused ``_native_multi_head_attention`` path, which the exporter cannot write); ``dynamic``: the

@@ -156,11 +156,6 @@ def test_window_attention_that_is_not_the_packed_form_stays_float(variant, reaso
 # --------------------------------------------------------------------------------------------- torch exports
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch", reason="the Swin exports need torch (pip install torch)")
-
-
 @pytest.mark.parametrize("dynamic", [True, False], ids=["dynamic-batch", "static-batch"])
 def test_torchvision_swin_window_attention_fuses(torch, dynamic, tmp_path, library):
     """A small torchvision ``SwinTransformer``: 32x32 images, 4x4 windows. Stage 1 (8x8, 4 windows of 16 positions,
