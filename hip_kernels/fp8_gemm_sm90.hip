@@ -8,6 +8,9 @@
 // split writes its float32 partial tile to scratch (the raw epilogue: unit scale, nothing else) and
 // launch_epilogue_apply sums the splits in order and applies the real epilogue.
 #include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
 
 #include "fp8_gemm_sm90.h"
 #include "fp8_epilogue_apply.h"
@@ -45,6 +48,30 @@ struct sm90_tile {
 #if defined(FP8ORT_HAS_WGMMA_FP8)
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// Thread-block clusters (split K reduced in the cluster, split_cluster_wanted): the cluster's size and this block's
+// rank in it, the cluster barrier in its two halves, and a 16-byte load from another block's shared memory.
+__device__ __forceinline__ unsigned cluster_blocks() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ float4 load_cluster_f4(uint32_t local_addr, unsigned rank) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local_addr), "r"(rank));
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(remote)
+                 : "memory");
+    return v;
 }
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
@@ -186,7 +213,7 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 #if defined(FP8ORT_HAS_WGMMA_FP8)
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
-template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
                                               uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
@@ -249,7 +276,35 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
     }
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     if constexpr (!kEarlyColumns) cols = load_tile_columns<BN>(ep, gcol0, cols_left, consumer * 128 + t);
-    epilogue_tile<BN, 256, true>(ep, staged, kLd, kBm, row0, gcol0, rows_left, cols_left, consumer * 128 + t, cols);
+    // Split K inside a thread-block cluster (the splits of this tile are its blocks, rank = split): each rank sums
+    // its slice of the tile's rows over every rank's partial tile, in rank order (the order of the epilogue pass
+    // after a split through scratch: the same bits), then runs the epilogue on that slice. Compiled into the
+    // one-block kernels only (the two-blocks kernels have no registers to spare for it).
+    const unsigned ctas = kClusterSplit ? cluster_blocks() : 1;
+    int r_first = 0, r_count = kBm;
+    if (ctas > 1) {
+        const unsigned rank = cluster_rank();
+        r_first = static_cast<int>(rank * kBm / ctas);
+        r_count = static_cast<int>((rank + 1) * kBm / ctas) - r_first;
+        cluster_arrive();
+        cluster_wait();  // every rank's partial tile is staged
+        const uint32_t base = smem_u32(staged);
+        for (int i = consumer * 128 + t; i < r_count * (BN / 4); i += 256) {
+            const int off = (r_first + i / (BN / 4)) * kLd + (i % (BN / 4)) * 4;
+            float4 sum = load_cluster_f4(base + off * 4, 0);
+            for (unsigned q = 1; q < ctas; ++q) {
+                const float4 v = load_cluster_f4(base + off * 4, q);
+                sum.x = fp8ort_add_rn(sum.x, v.x), sum.y = fp8ort_add_rn(sum.y, v.y);
+                sum.z = fp8ort_add_rn(sum.z, v.z), sum.w = fp8ort_add_rn(sum.w, v.w);
+            }
+            *reinterpret_cast<float4*>(staged + off) = sum;  // rows no other rank reads
+        }
+        cluster_arrive();  // done reading the other ranks' tiles; the wait below keeps this block's tile alive
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    }
+    epilogue_tile<BN, 256, true>(ep, staged + r_first * kLd, kLd, r_count, row0 + r_first, gcol0, rows_left - r_first,
+                                 cols_left, consumer * 128 + t, cols);
+    if (ctas > 1) cluster_wait();  // no rank ends while another may still read its partial tile
 }
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
@@ -279,7 +334,8 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     const int all_k_tiles = static_cast<int>((k + kBk - 1) / kBk);
     const int kt0 = static_cast<int>(static_cast<int64_t>(blockIdx.y) * all_k_tiles / gridDim.y);
     const int k_tiles = static_cast<int>(static_cast<int64_t>(blockIdx.y + 1) * all_k_tiles / gridDim.y) - kt0;
-    if (gridDim.y > 1) ep.y = static_cast<float*>(ep.y) + static_cast<int64_t>(blockIdx.y) * m * n;
+    if (gridDim.y > 1 && !(kBlocks == 1 && cluster_blocks() > 1))  // split K through scratch: this split's tile
+        ep.y = static_cast<float*>(ep.y) + static_cast<int64_t>(blockIdx.y) * m * n;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
@@ -310,7 +366,7 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages, true>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
                                                  static_cast<int64_t>(tm) * kBm,
                                                  ep.col_offset + static_cast<int64_t>(tn) * BN,
                                                  m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
@@ -499,7 +555,8 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     const int all_k_tiles = (src.k + kBk - 1) / kBk;
     const int kt0 = static_cast<int>(static_cast<int64_t>(blockIdx.y) * all_k_tiles / gridDim.y);
     const int k_tiles = static_cast<int>(static_cast<int64_t>(blockIdx.y + 1) * all_k_tiles / gridDim.y) - kt0;
-    if (gridDim.y > 1) ep.y = static_cast<float*>(ep.y) + static_cast<int64_t>(blockIdx.y) * m * n;
+    if (gridDim.y > 1 && !(kBlocks == 1 && cluster_blocks() > 1))  // split K through scratch: this split's tile
+        ep.y = static_cast<float*>(ep.y) + static_cast<int64_t>(blockIdx.y) * m * n;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
@@ -551,7 +608,7 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
-    consume_tiles<F, BN, true, kStages, false>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep,
+    consume_tiles<F, BN, true, kStages, false, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep,
                                                static_cast<int64_t>(tm) * kBm,
                                                ep.col_offset + static_cast<int64_t>(tn) * BN,
                                                m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
@@ -597,14 +654,65 @@ int split_min_k_tiles() {
     return from_env;
 }
 
+// Whether a K split is summed inside a thread-block cluster (the splits of a tile are the blocks of one cluster,
+// consume_tiles) instead of through scratch and an epilogue pass: FP8ORT_SPLIT_CLUSTER=on (read once; off until
+// measured on a GPU). Clusters of up to 8 blocks (the portable size), so splits are then at most 8.
+constexpr int kMaxClusterSplits = 8;
+bool split_cluster_wanted() {
+    static const bool from_env = [] {
+        const char* v = getenv("FP8ORT_SPLIT_CLUSTER");
+        return v && strcmp(v, "on") == 0;
+    }();
+    return from_env;
+}
+
+// Whether `kernel` can run `splits` blocks per cluster with this launch shape; `known` caches the answer per size for
+// this kernel (0 unknown, 1 no, 2 yes). A GPU whose clusters of that size do not fit gets the scratch route.
+template <class Kernel>
+bool cluster_fits(std::atomic<int> (&known)[kMaxClusterSplits + 1], Kernel kernel, int splits, dim3 grid, dim3 block,
+                  size_t smem) {
+    if (splits < 2 || splits > kMaxClusterSplits) return false;
+    int k = known[splits].load();
+    if (k == 0) {
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = static_cast<unsigned>(splits), attr[0].val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.attrs = attr, cfg.numAttrs = 1;
+        int clusters = 0;
+        const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+        if (e != cudaSuccess) (void)cudaGetLastError();  // an answer of no, not an error of the launch
+        k = e == cudaSuccess && clusters > 0 ? 2 : 1;
+        known[splits].store(k);
+    }
+    return k == 2;
+}
+
+// Launch `kernel` with clusters of (1, splits, 1) blocks, as a programmatic dependent launch where pdl.
+template <typename... Params, typename... Args>
+void launch_clustered(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, hipStream_t stream,
+                      int splits, const Args&... args) {
+    cudaLaunchAttribute attr[2];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = static_cast<unsigned>(splits), attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = stream;
+    cfg.attrs = attr, cfg.numAttrs = pdl ? 2 : 1;
+    (void)cudaLaunchKernelEx(&cfg, kernel, args...);  // an error stays the last error
+}
+
 // K splits for `tiles` output tiles of `k_tiles` k-tiles each, `per_sm` blocks per multiprocessor: as many as
-// keep every split within one wave of blocks, at least split_min_k_tiles() k-tiles per split, at most kMaxSplits.
+// keep every split within one wave of blocks, at least split_min_k_tiles() k-tiles per split, at most kMaxSplits
+// (kMaxClusterSplits when the splits are summed in a cluster).
 constexpr int kMaxSplits = 16;
 int split_count(int64_t tiles, int64_t k_tiles, int per_sm) {
     const int64_t slots = static_cast<int64_t>(multiprocessors()) * per_sm;
     int64_t splits = tiles > 0 ? slots / tiles : 1;
     if (splits > k_tiles / split_min_k_tiles()) splits = k_tiles / split_min_k_tiles();
-    if (splits > kMaxSplits) splits = kMaxSplits;
+    const int most = split_cluster_wanted() ? kMaxClusterSplits : kMaxSplits;
+    if (splits > most) splits = most;
     return splits < 2 ? 1 : static_cast<int>(splits);
 }
 
@@ -629,7 +737,15 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
     const bool splitting = split.splits > 1;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
-    launch_kernel(pdl_wanted(), gemm_sm90_kernel<F, BN, Promote, kBlocks>, grid, dim3(tile::kThreads), tile::kSmem,
+    auto kernel = gemm_sm90_kernel<F, BN, Promote, kBlocks>;
+    static std::atomic<int> cluster_known[kMaxClusterSplits + 1];
+    if (kBlocks == 1 && splitting && split_cluster_wanted() &&
+        cluster_fits(cluster_known, kernel, split.splits, grid, dim3(tile::kThreads), tile::kSmem)) {
+        launch_clustered(pdl_wanted(), kernel, grid, dim3(tile::kThreads), tile::kSmem, stream, split.splits, map_a,
+                         map_b, m, n, k, ep);
+        return check_launch("fp8ort_gemm (wgmma_sm90a, split K in clusters)");
+    }
+    launch_kernel(pdl_wanted(), kernel, grid, dim3(tile::kThreads), tile::kSmem,
                   stream, map_a, map_b, m, n, k, splitting ? raw_epilogue(split.workspace, n) : ep);
     FP8ORT_TRY(check_launch("fp8ort_gemm (wgmma_sm90a)"));
     if (!splitting) return FP8ORT_OK;
@@ -705,7 +821,15 @@ fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
     const bool splitting = split.splits > 1;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
-    launch_kernel(pdl_wanted(), conv_sm90_kernel<F, BN, kBlocks>, grid, dim3(kThreadsSm90), tile::kSmem, stream, map_b,
+    auto kernel = conv_sm90_kernel<F, BN, kBlocks>;
+    static std::atomic<int> cluster_known[kMaxClusterSplits + 1];
+    if (kBlocks == 1 && splitting && split_cluster_wanted() &&
+        cluster_fits(cluster_known, kernel, split.splits, grid, dim3(kThreadsSm90), tile::kSmem)) {
+        launch_clustered(pdl_wanted(), kernel, grid, dim3(kThreadsSm90), tile::kSmem, stream, split.splits, map_b, src,
+                         s.out_c, ep);
+        return check_launch("fp8ort_conv_nhwc (wgmma_sm90a, split K in clusters)");
+    }
+    launch_kernel(pdl_wanted(), kernel, grid, dim3(kThreadsSm90), tile::kSmem, stream, map_b,
                   src, s.out_c, splitting ? raw_epilogue(split.workspace, s.out_c) : ep);
     FP8ORT_TRY(check_launch("fp8ort_conv_nhwc (wgmma_sm90a)"));
     if (!splitting) return FP8ORT_OK;
