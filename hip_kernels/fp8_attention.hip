@@ -1,8 +1,9 @@
 // FP8Attention on the GPU: multi-head attention over [B, S, H*D] projections in one pass (docs/operators.md).
 // One block per (64, 32 or 16 query rows, head, batch); key/value tiles stream through shared memory and the softmax is
 // kept online (running maximum and sum per row), so the [S, T] scores never reach memory and no head transposes are
-// needed. float32 arithmetic on the vector units (no tensor cores): the same rounding class as the unfused float32
-// graph it replaces. Logical warps of 32 lanes (two per wavefront on wave64 AMD GPUs; xor shuffles below 32).
+// needed. float32 arithmetic on the vector units: the same rounding class as the unfused float32 graph it replaces
+// (FP8ORT_ATTENTION=tc: the same arithmetic on NVIDIA tensor cores for head sizes <= 64, attention_tc_kernel below).
+// Logical warps of 32 lanes (two per wavefront on wave64 AMD GPUs; xor shuffles below 32).
 //
 // Per tile each lane scores KPL keys for the 8 rows of its warp (Q rows broadcast from shared memory as float4, K
 // transposed into rows of kBk + 1 floats so that the transposing stores and the lane-wise reads are free of bank
@@ -285,7 +286,7 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], uint32_t a0, uint32_t a1
 #endif
 }
 
-// a + small terms first, then the big product (the small terms are added to the running sum before the large one)
+// c += a*b as three TF32 products: the two cross terms with a small part first, then big*big
 __device__ __forceinline__ void mma_3xtf32(float (&c)[4], const uint32_t (&ab)[4], const uint32_t (&as)[4],
                                            uint2 bb, uint2 bs) {
     mma_tf32(c, as[0], as[1], as[2], as[3], bb.x, bb.y);
