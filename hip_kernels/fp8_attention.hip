@@ -60,6 +60,21 @@ struct StoreFp8 {
     }
 };
 
+// How a finished query row is written (every kernel here): o / sum, or NaN (zeros with nan_to_zero) where the row's
+// probabilities are NaN (a NaN or +inf score: `bad`; or every score -inf: running maximum m still -inf); no keys
+// (T = 0) give zeros, as the unfused MatMul over an empty axis does.
+struct row_finish {
+    bool nan_row;
+    float inv;
+    __device__ __forceinline__ float value(float o, int nan_to_zero) const {
+        return nan_row ? (nan_to_zero ? 0.0f : NAN) : o * inv;
+    }
+};
+__device__ __forceinline__ row_finish finish_row(const fp8ort_attention_params& p, float sum, bool bad, float m) {
+    const bool empty = p.t == 0;
+    return row_finish{!empty && (bad || m == -INFINITY), empty ? 0.0f : 1.0f / sum};
+}
+
 template <int DMAX, int WARPS, int KPL, class Out>
 __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* __restrict__ q,
                                                                    const float* __restrict__ k,
@@ -221,16 +236,13 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
         }
         const int64_t i = i0 + row0 + r;
         if (i >= p.s) continue;
-        // No keys (T = 0): zeros, as the unfused MatMul over an empty axis gives.
-        const bool empty = p.t == 0;
-        const bool nan_row = !empty && (flag > 0.0f || m[r] == -INFINITY);
-        const float inv = empty ? 0.0f : 1.0f / total;
+        const row_finish fin = finish_row(p, total, flag > 0.0f, m[r]);
         const int64_t y0 = (b * p.s + i) * y_row + h * p.dv;
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
             const int col = lane + kLanes * c;
             if (col >= dv) continue;
-            const float val = nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o[r][c] * inv;
+            const float val = fin.value(o[r][c], p.nan_to_zero);
             Out::put(y, y0 + col, val, ys);
         }
     }
@@ -330,12 +342,10 @@ __device__ __noinline__ void attention_rows_scalar(const float* q, const float* 
             o1 = o1 * corr + e * (lane + 32 < dv ? vr[lane + 32] : 0.0f);
             m = m_new;
         }
-        const bool empty = p.t == 0;
-        const bool nan_row = !empty && (bad || m == -INFINITY);
-        const float inv = empty ? 0.0f : 1.0f / l;
+        const row_finish fin = finish_row(p, l, bad, m);
         const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
-        if (lane < dv) Out::put(y, y0 + lane, nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o0 * inv, ys);
-        if (lane + 32 < dv) Out::put(y, y0 + lane + 32, nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o1 * inv, ys);
+        if (lane < dv) Out::put(y, y0 + lane, fin.value(o0, p.nan_to_zero), ys);
+        if (lane + 32 < dv) Out::put(y, y0 + lane + 32, fin.value(o1, p.nan_to_zero), ys);
     }
 }
 
@@ -509,9 +519,7 @@ __global__ void __launch_bounds__(kTcThreads, 2) attention_tc_kernel(const float
         }
         const int64_t i = i0 + g + 8 * r;
         if (i >= p.s) continue;
-        const bool empty = p.t == 0;  // no keys: zeros, as the unfused MatMul over an empty axis gives
-        const bool nan_row = !empty && (flag > 0.0f || m[r] == -INFINITY);
-        const float inv = empty ? 0.0f : 1.0f / total;
+        const row_finish fin = finish_row(p, total, flag > 0.0f, m[r]);
         const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
 #pragma unroll
         for (int n = 0; n < 8; ++n)
@@ -519,7 +527,7 @@ __global__ void __launch_bounds__(kTcThreads, 2) attention_tc_kernel(const float
             for (int e = 0; e < 2; ++e) {
                 const int col = 8 * n + 2 * t4 + e;
                 if (col >= dv) continue;
-                const float val = nan_row ? (p.nan_to_zero ? 0.0f : NAN) : o[n][2 * r + e] * inv;
+                const float val = fin.value(o[n][2 * r + e], p.nan_to_zero);
                 Out::put(y, y0 + col, val, ys);
             }
     }
@@ -531,9 +539,8 @@ __global__ void __launch_bounds__(kTcThreads, 2) attention_tc_kernel(const float
 bool attention_tc_runs(const fp8ort_attention_params& p) {
     const char* env = getenv("FP8ORT_ATTENTION");
     if (!(env && strcmp(env, "tc") == 0) || p.d > 64 || p.dv != p.d) return false;
-    int dev = 0, major = 0;
-    return hipGetDevice(&dev) == hipSuccess &&
-           hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, dev) == hipSuccess && major >= 8;
+    int arch = 0;
+    return current_gpu_arch(&arch) == FP8ORT_OK && arch >= 80;
 }
 
 template <class Out>

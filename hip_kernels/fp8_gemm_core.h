@@ -143,9 +143,6 @@ __global__ void __launch_bounds__(kCoreThreads, 2)
 // Host: can the portable kernel run on the current device for this format? (NVIDIA sm_89+ OCP formats;
 // gfx942 FNUZ; gfx950/gfx12 OCP; gfx11 any format through f16.)
 fp8ort_status core_supports(const char* op, fp8ort_fp8_format format);
-// The current device's architecture (NVIDIA: 10 * major + minor, 90 for sm_90; AMD: the gfx number, 942, 1201),
-// looked up once per device.
-fp8ort_status current_gpu_arch(int* arch);
 
 // Formats this build instantiates the main loop for: NVIDIA's tensor cores take the OCP formats only.
 constexpr bool core_has_format(fp8ort_fp8_format f) {

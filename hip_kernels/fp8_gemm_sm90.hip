@@ -668,6 +668,14 @@ bool split_cluster_wanted() {
     return from_env;
 }
 
+// The launch attribute of clusters of (1, splits, 1) blocks: the splits of one output tile.
+cudaLaunchAttribute split_cluster_dims(int splits) {
+    cudaLaunchAttribute a;
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = 1, a.val.clusterDim.y = static_cast<unsigned>(splits), a.val.clusterDim.z = 1;
+    return a;
+}
+
 // Whether `kernel` can run `splits` blocks per cluster with this launch shape; `known` caches the answer per size for
 // this kernel (0 unknown, 1 no, 2 yes). A GPU whose clusters of that size do not fit gets the scratch route.
 template <class Kernel>
@@ -676,9 +684,7 @@ bool cluster_fits(std::atomic<int> (&known)[kMaxClusterSplits + 1], Kernel kerne
     if (splits < 2 || splits > kMaxClusterSplits) return false;
     int k = known[splits].load();
     if (k == 0) {
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = static_cast<unsigned>(splits), attr[0].val.clusterDim.z = 1;
+        cudaLaunchAttribute attr[1] = {split_cluster_dims(splits)};
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.attrs = attr, cfg.numAttrs = 1;
         int clusters = 0;
@@ -694,9 +700,7 @@ bool cluster_fits(std::atomic<int> (&known)[kMaxClusterSplits + 1], Kernel kerne
 template <typename... Params, typename... Args>
 void launch_clustered(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, hipStream_t stream,
                       int splits, const Args&... args) {
-    cudaLaunchAttribute attr[2];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1, attr[0].val.clusterDim.y = static_cast<unsigned>(splits), attr[0].val.clusterDim.z = 1;
+    cudaLaunchAttribute attr[2] = {split_cluster_dims(splits), {}};
     attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[1].val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};

@@ -38,6 +38,9 @@ inline fp8ort_status check_launch(const char* what) { return check_runtime(hipGe
 // global average pooling). fp8ort_launch_set_pdl, or FP8ORT_PDL=on|off read once; on when unset; sm_90 devices
 // only. The same bits either way.
 bool pdl_wanted();
+// The current device's architecture (NVIDIA: 10 * major + minor, 90 for sm_90; AMD: the gfx number, 942, 1201),
+// looked up once per device (fp8_gemm.hip).
+fp8ort_status current_gpu_arch(int* arch);
 
 // Launches kernel<<<grid, block, smem, stream>>>(args...); with pdl (NVIDIA only) as a programmatic dependent launch,
 // which lets the kernel's blocks start while the kernel before it on the stream ends (its launch and set-up overlap
