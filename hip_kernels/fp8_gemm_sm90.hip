@@ -657,13 +657,14 @@ int split_min_k_tiles() {
 }
 
 // Whether a K split is summed inside a thread-block cluster (the splits of a tile are the blocks of one cluster,
-// consume_tiles) instead of through scratch and an epilogue pass: FP8ORT_SPLIT_CLUSTER=on (read once; off until
-// measured on a GPU). Clusters of up to 8 blocks (the portable size), so splits are then at most 8.
+// consume_tiles) instead of through scratch and an epilogue pass: on unless FP8ORT_SPLIT_CLUSTER=off (read once;
+// ResNet-50 at batch 1 with graphs 1,504-1,515 -> 1,631-1,635 img/s on an H100, 2026-12-07). Clusters of up to 8
+// blocks (the portable size), so splits are then at most 8.
 constexpr int kMaxClusterSplits = 8;
 bool split_cluster_wanted() {
     static const bool from_env = [] {
         const char* v = getenv("FP8ORT_SPLIT_CLUSTER");
-        return v && strcmp(v, "on") == 0;
+        return !(v && strcmp(v, "off") == 0);
     }();
     return from_env;
 }
