@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
+#include "fp8_epilogue_apply.h"  // multiprocessors()
 #include "fp8_numerics.h"
 #include "fp8_status.h"
 #include "onnx_nn_device.h"  // nn::shfl_xor: xor masks below 32 stay inside a logical warp on wave64 too
@@ -75,13 +78,37 @@ __device__ __forceinline__ row_finish finish_row(const fp8ort_attention_params& 
     return row_finish{!empty && (bad || m == -INFINITY), empty ? 0.0f : 1.0f / sum};
 }
 
-template <int DMAX, int WARPS, int KPL, class Out>
+// A split of the keys (attention_split_plan): the blocks of one query-row block each take `keys` keys (whole tiles)
+// and write their rows' running maximum, sum and unnormalized outputs to `part` (part_stats, part_values) instead
+// of Y; attention_combine_kernel merges them. splits 1 (part null): every key in one block, Y written directly.
+struct key_split {
+    int splits = 1;
+    int64_t keys = 0;
+    float* part = nullptr;
+};
+
+// Where the split blocks leave their rows: for split r and row R = (b * H + h) * S + i of `rows` rows, the float4
+// (m, l, bad, 0) at part + 4 * (r * rows + R), then the Dv unnormalized outputs at part + 4 * splits * rows +
+// (r * rows + R) * Dv.
+// F: float (the split blocks write) or const float (the combine kernel reads).
+template <class F>
+__device__ __forceinline__ auto part_stats(F* part, int64_t rows, int r, int64_t row) {
+    using F4 = std::conditional_t<std::is_const_v<F>, const float4, float4>;
+    return reinterpret_cast<F4*>(part) + (r * rows + row);
+}
+template <class F>
+__device__ __forceinline__ F* part_values(F* part, int splits, int64_t rows, int64_t dv, int r, int64_t row) {
+    return part + 4 * splits * rows + (r * rows + row) * dv;
+}
+
+template <int DMAX, int WARPS, int KPL, class Out, bool kSplit = false>
 __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* __restrict__ q,
                                                                    const float* __restrict__ k,
                                                                    const float* __restrict__ v,
                                                                    const float* __restrict__ bias,
                                                                    fp8ort_attention_params p, void* __restrict__ y,
-                                                                   const float* __restrict__ y_scale) {
+                                                                   const float* __restrict__ y_scale,
+                                                                   key_split split) {
     using Tile = AttentionTile<DMAX, WARPS, KPL>;
     constexpr int kBq = Tile::kBq, kBk = Tile::kBk, kCols = Tile::kCols, kThreads = Tile::kThreads;
     extern __shared__ float4 smem_words[];  // float4: the float4 reads below need 16-byte alignment
@@ -94,7 +121,13 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
 
     const int tid = static_cast<int>(threadIdx.x);
     const int warp = tid / kLanes, lane = tid % kLanes;
-    const int64_t b = blockIdx.z, h = blockIdx.y, i0 = static_cast<int64_t>(blockIdx.x) * kBq;
+    const int64_t b = blockIdx.z, h = blockIdx.y;
+    // kSplit: a compile-time switch, so that the one-block kernels compile as they did without splits
+    const int split_r = kSplit ? static_cast<int>(blockIdx.x % static_cast<unsigned>(split.splits)) : 0;
+    const unsigned row_block = kSplit ? blockIdx.x / static_cast<unsigned>(split.splits) : blockIdx.x;
+    const int64_t i0 = static_cast<int64_t>(row_block) * kBq;
+    const int64_t j_begin = kSplit ? split_r * split.keys : 0;  // this block's keys: [j_begin, j_end)
+    const int64_t j_end = kSplit ? (p.t - j_begin < split.keys ? p.t : j_begin + split.keys) : p.t;
     const int64_t y_row = p.h * p.dv;
     const int d4 = static_cast<int>((p.d + 3) & ~int64_t{3});  // columns read from Q/K: D rounded up to 4, zeros past D
     const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
@@ -124,15 +157,15 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
     const float* vb = v + b * p.t * p.v_row + h * p.dv;
     const float* bias_bh = bias ? bias + b * p.bias_stride[0] + h * p.bias_stride[1] : nullptr;
 
-    for (int64_t j0 = 0; j0 < p.t; j0 += kBk) {
+    for (int64_t j0 = j_begin; j0 < j_end; j0 += kBk) {
         __syncthreads();  // the previous tile's readers are done (and the Q tile is written)
         for (int j = r_first; j < kBk; j += kRowsPerPass) {
-            const float4 kq = load_quad(kb, p.k_row, j0 + j, p.t, cq, d, vec_qk);
+            const float4 kq = load_quad(kb, p.k_row, j0 + j, j_end, cq, d, vec_qk);
             kt[(cq + 0) * kKt + j] = kq.x;
             kt[(cq + 1) * kKt + j] = kq.y;
             kt[(cq + 2) * kKt + j] = kq.z;
             kt[(cq + 3) * kKt + j] = kq.w;
-            *reinterpret_cast<float4*>(&vs[j * DMAX + cq]) = load_quad(vb, p.v_row, j0 + j, p.t, cq, dv, vec_v);
+            *reinterpret_cast<float4*>(&vs[j * DMAX + cq]) = load_quad(vb, p.v_row, j0 + j, j_end, cq, dv, vec_v);
         }
         __syncthreads();
 
@@ -171,7 +204,7 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
             for (int u = 0; u < KPL; ++u) {
                 const int64_t jj = j0 + lane + kLanes * u;
                 float s = -INFINITY;
-                if (jj < p.t) {
+                if (jj < j_end) {
                     s = sc[r][u] * p.scale;
                     if (br) s += br[jj * p.bias_stride[3]];
                     if (!(s < INFINITY)) bad |= 1u << r;  // NaN or +inf
@@ -236,6 +269,17 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
         }
         const int64_t i = i0 + row0 + r;
         if (i >= p.s) continue;
+        if constexpr (kSplit) {  // this split's share of the row, merged by attention_combine_kernel
+            const int64_t rows = p.b * p.h * p.s, row = (b * p.h + h) * p.s + i;
+            if (lane == 0) *part_stats(split.part, rows, split_r, row) = make_float4(m[r], total, flag, 0.0f);
+            float* out = part_values(split.part, split.splits, rows, p.dv, split_r, row);
+#pragma unroll
+            for (int c = 0; c < kCols; ++c) {
+                const int col = lane + kLanes * c;
+                if (col < dv) out[col] = o[r][c];
+            }
+            continue;
+        }
         const row_finish fin = finish_row(p, total, flag > 0.0f, m[r]);
         const int64_t y0 = (b * p.s + i) * y_row + h * p.dv;
 #pragma unroll
@@ -245,6 +289,53 @@ __global__ void __launch_bounds__(WARPS * kLanes) attention_kernel(const float* 
             const float val = fin.value(o[r][c], p.nan_to_zero);
             Out::put(y, y0 + col, val, ys);
         }
+    }
+}
+
+// The rows of a key split, one logical warp per row (lanes over the output columns): the splits' running maxima
+// merged (M, the largest; a split whose keys were all masked has m = -inf and weight 0), each split's sum and
+// outputs weighted by exp(m_r - M) and added in split order (the same bits on every run), then the row finished as
+// the one-block kernel finishes it (NaN rows where a split met a NaN or +inf score or every key was masked).
+template <int DMAX, class Out>
+__global__ void __launch_bounds__(256) attention_combine_kernel(const float* __restrict__ part,
+                                                                fp8ort_attention_params p, int splits,
+                                                                void* __restrict__ y,
+                                                                const float* __restrict__ y_scale) {
+    constexpr int kCols = DMAX / kLanes;
+    const int64_t rows = p.b * p.h * p.s;
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * (256 / kLanes) + threadIdx.x / kLanes;
+    const int lane = static_cast<int>(threadIdx.x % kLanes);
+    if (row >= rows) return;
+    float m = -INFINITY;
+    bool bad = false;
+    for (int r = 0; r < splits; ++r) {
+        const float4 st = *part_stats(part, rows, r, row);
+        m = fmaxf(m, st.x);
+        bad |= st.z > 0.0f;
+    }
+    const float mu = m == -INFINITY ? 0.0f : m;
+    float total = 0.0f, o[kCols];
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) o[c] = 0.0f;
+    for (int r = 0; r < splits; ++r) {
+        const float4 st = *part_stats(part, rows, r, row);
+        const float w = expf(st.x - mu);
+        total += st.y * w;
+        const float* in = part_values(part, splits, rows, p.dv, r, row);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+            const int col = lane + kLanes * c;
+            if (col < p.dv) o[c] += in[col] * w;
+        }
+    }
+    const fp8_divisor ys = make_fp8_divisor(y_scale ? *y_scale : 1.0f);
+    const row_finish fin = finish_row(p, total, bad, m);
+    const int64_t i = row % p.s, bh = row / p.s, h = bh % p.h, b = bh / p.h;
+    const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) {
+        const int col = lane + kLanes * c;
+        if (col < p.dv) Out::put(y, y0 + col, fin.value(o[c], p.nan_to_zero), ys);
     }
 }
 
@@ -577,11 +668,12 @@ fp8ort_status launch_attention_tc(const float* q, const float* k, const float* v
 }
 #endif  // FP8ORT_CUDA
 
-template <int DMAX, int WARPS, int KPL, class Out>
+template <int DMAX, int WARPS, int KPL, class Out, bool kSplit = false>
 fp8ort_status launch_attention(const float* q, const float* k, const float* v, const float* bias,
-                               const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+                               const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream,
+                               const key_split& split = key_split{}) {
     using Tile = AttentionTile<DMAX, WARPS, KPL>;
-    auto kernel = attention_kernel<DMAX, WARPS, KPL, Out>;
+    auto kernel = attention_kernel<DMAX, WARPS, KPL, Out, kSplit>;
     static const hipError_t attr =
         hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
                             static_cast<int>(Tile::kSmemBytes));
@@ -590,18 +682,62 @@ fp8ort_status launch_attention(const float* q, const float* k, const float* v, c
                     "memory per block, which this GPU does not give (%s)", DMAX, Tile::kSmemBytes,
                     hipGetErrorString(attr));
     }
-    const dim3 grid(static_cast<unsigned>((p.s + Tile::kBq - 1) / Tile::kBq), static_cast<unsigned>(p.h),
+    const int64_t row_blocks = (p.s + Tile::kBq - 1) / Tile::kBq;
+    const dim3 grid(static_cast<unsigned>(row_blocks * split.splits), static_cast<unsigned>(p.h),
                     static_cast<unsigned>(p.b));
-    kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, stream>>>(q, k, v, bias, p, y, y_scale);
-    return check_launch("fp8ort_attention");
+    kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, stream>>>(q, k, v, bias, p, y, y_scale, split);
+    FP8ORT_TRY(check_launch("fp8ort_attention"));
+    if (!kSplit) return FP8ORT_OK;
+    const int64_t rows = p.b * p.h * p.s;
+    attention_combine_kernel<DMAX, Out><<<static_cast<unsigned>((rows + 7) / 8), 256, 0, stream>>>(
+        split.part, p, split.splits, y, y_scale);
+    return check_launch("fp8ort_attention (combining the key splits)");
+}
+
+// Key splits for small grids (FP8ORT_ATTENTION_SPLIT=on, read at each call; opt-in until measured): where the
+// query-row blocks of the split kernels (32-key tiles: <64, 8, 1> for D <= 64, <128, 4, 1> above) are fewer than
+// two per multiprocessor, the keys are cut into whole tiles over up to 8 blocks per row block, enough for about two
+// blocks per multiprocessor (BERT-base at batch 1: 24 row blocks of 64 rows -> 96 blocks of 32 keys each); then
+// attention_combine_kernel. splits 1: no split (a large grid, few keys, or off).
+struct split_plan {
+    int splits = 1;
+    int64_t keys = 0;
+    size_t bytes = 0;  // scratch the split needs
+};
+split_plan attention_split_plan(const fp8ort_attention_params& p) {
+    split_plan plan;
+    const char* env = getenv("FP8ORT_ATTENTION_SPLIT");
+    if (!(env && strcmp(env, "on") == 0) || p.t <= 0 || p.d > 128 || p.b * p.h * p.s == 0) return plan;
+    constexpr int kKeys = kLanes;  // keys per tile of the split kernels (KPL 1)
+    const int64_t rows_per_block = p.d <= 64 ? AttentionTile<64, 8, 1>::kBq : AttentionTile<128, 4, 1>::kBq;
+    const int64_t blocks = (p.s + rows_per_block - 1) / rows_per_block * p.h * p.b;
+    const int64_t tiles = (p.t + kKeys - 1) / kKeys;
+    int64_t splits = 2 * static_cast<int64_t>(multiprocessors()) / blocks;
+    if (splits > tiles) splits = tiles;
+    if (splits > 8) splits = 8;
+    if (splits < 2) return plan;
+    plan.keys = (tiles + splits - 1) / splits * kKeys;
+    plan.splits = static_cast<int>((p.t + plan.keys - 1) / plan.keys);
+    if (plan.splits < 2) return split_plan{};
+    plan.bytes = static_cast<size_t>(plan.splits) * static_cast<size_t>(p.b * p.h * p.s) *
+                 static_cast<size_t>(4 + p.dv) * sizeof(float);
+    return plan;
 }
 
 template <class Out>
 fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v, const float* bias,
-                                 const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+                                 const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream,
+                                 void* workspace, size_t workspace_bytes) {
 #if defined(FP8ORT_CUDA)
     if (attention_tc_runs(p)) return launch_attention_tc<Out>(q, k, v, bias, p, y, y_scale, stream);
 #endif
+    const split_plan plan = attention_split_plan(p);
+    if (plan.splits > 1 && workspace && workspace_bytes >= plan.bytes &&
+        reinterpret_cast<uintptr_t>(workspace) % 16 == 0) {
+        const key_split split{plan.splits, plan.keys, static_cast<float*>(workspace)};
+        if (p.d <= 64) return launch_attention<64, 8, 1, Out, true>(q, k, v, bias, p, y, y_scale, stream, split);
+        return launch_attention<128, 4, 1, Out, true>(q, k, v, bias, p, y, y_scale, stream, split);
+    }
     // 16-row blocks for small batches (four times the blocks) were slower at BERT-base batch 1 and 8 (bench/NOTES.md)
     if (p.d <= 64) return launch_attention<64, 8, 2, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
     return launch_attention<128, 4, 1, Out>(q, k, v, bias, p, y, y_scale, stream);  // 49 KB smem
@@ -612,9 +748,22 @@ fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v,
 
 using namespace fp8ort;
 
+extern "C" size_t fp8ort_attention_workspace_bytes(const fp8ort_attention_params* p) {
+    return p && p->b >= 0 && p->s >= 0 && p->t >= 0 && p->h >= 1 && p->d >= 0 && p->dv >= 0 && p->d == p->dv
+               ? attention_split_plan(*p).bytes
+               : 0;
+}
+
 extern "C" fp8ort_status fp8ort_attention(const float* q, const float* k, const float* v, const float* attn_bias,
                                           const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
                                           const float* y_scale, void* stream) {
+    return fp8ort_attention_ws(q, k, v, attn_bias, p, y, y_type, y_scale, nullptr, 0, stream);
+}
+
+extern "C" fp8ort_status fp8ort_attention_ws(const float* q, const float* k, const float* v, const float* attn_bias,
+                                             const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
+                                             const float* y_scale, void* workspace, size_t workspace_bytes,
+                                             void* stream) {
     const char* me = "fp8ort_attention";
     if (!p) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
     if (p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0)
@@ -635,16 +784,24 @@ extern "C" fp8ort_status fp8ort_attention(const float* q, const float* k, const 
         return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
     if (is_fp8_type(y_type) && !y_scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 output needs y_scale", me);
     const hipStream_t s = as_stream(stream);
+    void* ws = workspace;
+    const size_t ws_bytes = workspace_bytes;
     fp8ort_status st;
     switch (y_type) {
-        case FP8ORT_FLOAT: st = dispatch_head_size<StoreF32>(q, k, v, attn_bias, *p, y, nullptr, s); break;
-        case FP8ORT_E4M3FN: st = dispatch_head_size<StoreFp8<FP8ORT_E4M3FN>>(q, k, v, attn_bias, *p, y, y_scale, s); break;
-        case FP8ORT_E4M3FNUZ:
-            st = dispatch_head_size<StoreFp8<FP8ORT_E4M3FNUZ>>(q, k, v, attn_bias, *p, y, y_scale, s);
+        case FP8ORT_FLOAT:
+            st = dispatch_head_size<StoreF32>(q, k, v, attn_bias, *p, y, nullptr, s, ws, ws_bytes);
             break;
-        case FP8ORT_E5M2: st = dispatch_head_size<StoreFp8<FP8ORT_E5M2>>(q, k, v, attn_bias, *p, y, y_scale, s); break;
+        case FP8ORT_E4M3FN:
+            st = dispatch_head_size<StoreFp8<FP8ORT_E4M3FN>>(q, k, v, attn_bias, *p, y, y_scale, s, ws, ws_bytes);
+            break;
+        case FP8ORT_E4M3FNUZ:
+            st = dispatch_head_size<StoreFp8<FP8ORT_E4M3FNUZ>>(q, k, v, attn_bias, *p, y, y_scale, s, ws, ws_bytes);
+            break;
+        case FP8ORT_E5M2:
+            st = dispatch_head_size<StoreFp8<FP8ORT_E5M2>>(q, k, v, attn_bias, *p, y, y_scale, s, ws, ws_bytes);
+            break;
         case FP8ORT_E5M2FNUZ:
-            st = dispatch_head_size<StoreFp8<FP8ORT_E5M2FNUZ>>(q, k, v, attn_bias, *p, y, y_scale, s);
+            st = dispatch_head_size<StoreFp8<FP8ORT_E5M2FNUZ>>(q, k, v, attn_bias, *p, y, y_scale, s, ws, ws_bytes);
             break;
         default: return fail(FP8ORT_INVALID_ARGUMENT, "%s: output type %s is not float32 or FP8", me, dtype_name(y_type));
     }

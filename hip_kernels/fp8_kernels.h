@@ -83,6 +83,15 @@ typedef struct fp8ort_attention_params {
 FP8ORT_GPU_API fp8ort_status fp8ort_attention(const float* q, const float* k, const float* v, const float* attn_bias,
                                               const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
                                               const float* y_scale, void* stream);
+/* fp8ort_attention with device scratch for a split of the keys over several blocks (small grids, opt-in:
+ * FP8ORT_ATTENTION_SPLIT=on, read at each call): workspace_bytes from fp8ort_attention_workspace_bytes (0: no split;
+ * a smaller or NULL workspace runs without one). A split merges the blocks' rows in a fixed order: the results do
+ * not depend on timing, and differ from the unsplit kernel's only by float32 rounding. */
+FP8ORT_GPU_API size_t fp8ort_attention_workspace_bytes(const fp8ort_attention_params* p);
+FP8ORT_GPU_API fp8ort_status fp8ort_attention_ws(const float* q, const float* k, const float* v,
+                                                 const float* attn_bias, const fp8ort_attention_params* p, void* y,
+                                                 fp8ort_dtype y_type, const float* y_scale, void* workspace,
+                                                 size_t workspace_bytes, void* stream);
 
 /* FP8GlobalAveragePool (docs/operators.md): X FP8 (x_type) viewed as [n, hw, c] (nhwc != 0) or [n, c, hw];
  * y[n * c + ch] = float32(sum over hw / hw) * *x_scale (x_scale: a device pointer; float32 sums). Few images with

@@ -562,11 +562,11 @@ class GpuMaxPool final : public Kernel {
   MaxPoolAttrs attrs_;
 };
 
-// FP8Attention: the contract's checks (ops/op_common), then one launch on the compute stream; y_scale stays on the
-// device.
+// FP8Attention: the contract's checks (ops/op_common), then the kernel on the compute stream (with scratch for a
+// split of the keys where fp8ort_attention_workspace_bytes asks for one); y_scale stays on the device.
 class GpuAttention final : public Kernel {
  public:
-  explicit GpuAttention(const OrtKernelInfo* info) {
+  explicit GpuAttention(const OrtKernelInfo* info) : alloc_(info) {
     oc_ = {"FP8Attention", node_name(info)};
     attrs_ = parse_attention_attrs(info);
     if (is_fp8_type(attrs_.output_type)) check_constant_scale(info, 4, "y_scale", false);
@@ -594,15 +594,18 @@ class GpuAttention final : public Kernel {
     p.scale = s.scale;
     p.nan_to_zero = attrs_.nan_to_zero ? 1 : 0;
     const float* y_scale = is_fp8_type(attrs_.output_type) ? static_cast<const float*>(run.y_scale.data) : nullptr;
-    gpu_check(fp8ort_attention(run.q_data, run.k_data, run.v_data,
-                               run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr, &p,
-                               run.y.mutable_data, static_cast<fp8ort_dtype>(attrs_.output_type), y_scale,
-                               compute_stream(ctx)),
+    const size_t ws_bytes = fp8ort_attention_workspace_bytes(&p);
+    DeviceBuffer workspace(alloc_.get(), ws_bytes);  // the key splits' partial rows, or none
+    gpu_check(fp8ort_attention_ws(run.q_data, run.k_data, run.v_data,
+                                  run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr, &p,
+                                  run.y.mutable_data, static_cast<fp8ort_dtype>(attrs_.output_type), y_scale,
+                                  workspace.get(), ws_bytes, compute_stream(ctx)),
               "fp8ort_attention");
   }
 
  private:
   AttentionAttrs attrs_;
+  Allocator alloc_;
 };
 
 // FP8LayerNormalization: the contract's checks (ops/op_common), then the LayerNormalization kernel with its FP8

@@ -3,11 +3,14 @@
 # Most wanted first; LIMIT (s) stops starting runs that would not end in time; results under $OUT/w (packed to w21.tgz,
 # since the A/B file names hold '=').
 #  1. the scratch route of split K, no longer the default: the split-K kernel tests and the GEMM/conv EP tests with
-#     FP8ORT_SPLIT_CLUSTER=off (the cluster route ran in window 19); the attention EP tests on both attention kernels
-#     (the tensor-core kernel at 168 registers, 3 blocks per SM, since this session);
+#     FP8ORT_SPLIT_CLUSTER=off (the cluster route ran in window 19); the attention EP tests on the three attention
+#     routes (vector, tensor-core at 168 registers and 3 blocks per SM, keys split over blocks; all new since window 19
+#     but the vector kernel);
 #  2. ResNet-50 batch 1, split K in clusters (the default): FP8ORT_SPLIT_K_TILES 4 / 2 / 3, then reversed;
-#  3. BERT-base batches 1 and 32: FP8ORT_ATTENTION simt / tc, FP8ORT_GEMM_BACKEND auto / ours (ours now splits K
-#     in clusters; the simt runs are the auto backend), then reversed;
+#  3. BERT-base batches 1 and 32: FP8ORT_ATTENTION simt / tc, FP8ORT_ATTENTION_SPLIT=on (the keys of small grids
+#     split over blocks), FP8ORT_GEMM_BACKEND auto / ours (ours now splits K in clusters; the simt runs are the auto
+#     backend; ours with FP8ORT_SPLIT_K_TILES=1: at batch 1 each projection has 6-24 output tiles of 128 x 128 and
+#     6 or 24 k-tiles, so the fewest k-tiles per split decides how many blocks run), then reversed;
 #  4. Nsight Compute: every kernel of BERT-base at batch 32 with the backend ours (per-kernel times: which GEMM
 #     kernel each projection takes and what it costs against cuBLASLt's in the auto run), and the tensor-core
 #     attention kernel's source counters (SASS lines with their warp-stall samples) for the next attempt at it.
@@ -26,12 +29,14 @@ echo "split-K tests, scratch route, rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 
 grep -E "^FAILED|^ERROR" $O/tests_scratch_route.log | head -8; pack
 i=0
 for run in resnet50:FP8ORT_SPLIT_K_TILES=4 resnet50:FP8ORT_SPLIT_K_TILES=2 resnet50:FP8ORT_SPLIT_K_TILES=3 \
-           bert:FP8ORT_ATTENTION=simt bert:FP8ORT_ATTENTION=tc bert:FP8ORT_GEMM_BACKEND=ours \
+           bert:FP8ORT_ATTENTION=simt bert:FP8ORT_ATTENTION=tc bert:FP8ORT_ATTENTION_SPLIT=on \
+           bert:FP8ORT_GEMM_BACKEND=ours bert:FP8ORT_GEMM_BACKEND=ours,FP8ORT_SPLIT_K_TILES=1 \
+           bert:FP8ORT_ATTENTION_SPLIT=on \
            resnet50:FP8ORT_SPLIT_K_TILES=3 resnet50:FP8ORT_SPLIT_K_TILES=2 resnet50:FP8ORT_SPLIT_K_TILES=4 \
            bert:FP8ORT_GEMM_BACKEND=ours bert:FP8ORT_ATTENTION=tc bert:FP8ORT_ATTENTION=simt; do
   i=$((i + 1)); left 40 || break
   model=${run%%:*}; pair=${run#*:}; batches="1 32"; [ $model = resnet50 ] && batches=1
-  env $pair timeout 80 python3 bench/plugin_ep_gpu.py --models $model --systems fp8ort --runs 10 \
+  env ${pair//,/ } timeout 80 python3 bench/plugin_ep_gpu.py --models $model --systems fp8ort --runs 10 \
     --batches $batches --out $O/ab_${i}_${model}_${pair}.json > $O/ab_${i}_${model}_${pair}.log 2>&1
   echo "$model $pair rc=$? $(( $(date +%s) - t )) s"; grep -E "batch" $O/ab_${i}_${model}_${pair}.log | head -2; pack
 done
