@@ -659,8 +659,16 @@ int split_min_k_tiles() {
 // Whether a K split is summed inside a thread-block cluster (the splits of a tile are the blocks of one cluster,
 // consume_tiles) instead of through scratch and an epilogue pass: on unless FP8ORT_SPLIT_CLUSTER=off (read once;
 // ResNet-50 at batch 1 with graphs 1,504-1,515 -> 1,631-1,635 img/s on an H100, 2026-12-07). Clusters of up to 8
-// blocks (the portable size), so splits are then at most 8.
-constexpr int kMaxClusterSplits = 8;
+// blocks (the portable size), so splits are then at most 8; FP8ORT_SPLIT_CLUSTER_MAX=16 (opt-in, read once; not yet
+// run) allows Hopper's non-portable 16 where the kernel's clusters of that size fit (cluster_fits).
+constexpr int kMaxClusterSplits = 16;
+int cluster_split_limit() {
+    static const int from_env = [] {
+        const char* v = getenv("FP8ORT_SPLIT_CLUSTER_MAX");
+        return v && strcmp(v, "16") == 0 ? 16 : 8;
+    }();
+    return from_env;
+}
 bool split_cluster_wanted() {
     static const bool from_env = [] {
         const char* v = getenv("FP8ORT_SPLIT_CLUSTER");
@@ -682,9 +690,17 @@ cudaLaunchAttribute split_cluster_dims(int splits) {
 template <class Kernel>
 bool cluster_fits(std::atomic<int> (&known)[kMaxClusterSplits + 1], Kernel kernel, int splits, dim3 grid, dim3 block,
                   size_t smem) {
-    if (splits < 2 || splits > kMaxClusterSplits) return false;
+    if (splits < 2 || splits > cluster_split_limit()) return false;
     int k = known[splits].load();
     if (k == 0) {
+        if (splits > 8) {  // past the portable size: the kernel must allow it before the query and the launch
+            const cudaError_t a = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+            if (a != cudaSuccess) {
+                (void)cudaGetLastError();  // an answer of no, not an error of the launch
+                known[splits].store(1);
+                return false;
+            }
+        }
         cudaLaunchAttribute attr[1] = {split_cluster_dims(splits)};
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.attrs = attr, cfg.numAttrs = 1;
@@ -712,13 +728,13 @@ void launch_clustered(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block
 
 // K splits for `tiles` output tiles of `k_tiles` k-tiles each, `per_sm` blocks per multiprocessor: as many as
 // keep every split within one wave of blocks, at least split_min_k_tiles() k-tiles per split, at most kMaxSplits
-// (kMaxClusterSplits when the splits are summed in a cluster).
+// (cluster_split_limit() when the splits are summed in a cluster).
 constexpr int kMaxSplits = 16;
 int split_count(int64_t tiles, int64_t k_tiles, int per_sm) {
     const int64_t slots = static_cast<int64_t>(multiprocessors()) * per_sm;
     int64_t splits = tiles > 0 ? slots / tiles : 1;
     if (splits > k_tiles / split_min_k_tiles()) splits = k_tiles / split_min_k_tiles();
-    const int most = split_cluster_wanted() ? kMaxClusterSplits : kMaxSplits;
+    const int most = split_cluster_wanted() ? cluster_split_limit() : kMaxSplits;
     if (splits > most) splits = most;
     return splits < 2 ? 1 : static_cast<int>(splits);
 }

@@ -5,8 +5,9 @@
 #  1. the scratch route of split K, no longer the default: the split-K kernel tests and the GEMM/conv EP tests with
 #     FP8ORT_SPLIT_CLUSTER=off (the cluster route ran in window 19); the attention EP tests on the three attention
 #     routes (vector, tensor-core at 168 registers and 3 blocks per SM, keys split over blocks; all new since window 19
-#     but the vector kernel);
-#  2. ResNet-50 batch 1, split K in clusters (the default): FP8ORT_SPLIT_K_TILES 4 / 2 / 3, then reversed;
+#     but the vector kernel); the split-K kernel tests with clusters of up to 16 blocks and one k-tile per split;
+#  2. ResNet-50 batch 1, split K in clusters (the default): FP8ORT_SPLIT_K_TILES 4 / 2 / 3, then reversed, and
+#     clusters of up to 16 blocks (FP8ORT_SPLIT_CLUSTER_MAX=16, Hopper's non-portable size) with 4 and 2;
 #  3. BERT-base batches 1 and 32: FP8ORT_ATTENTION simt / tc, FP8ORT_ATTENTION_SPLIT=on (the keys of small grids
 #     split over blocks), FP8ORT_GEMM_BACKEND auto / ours (ours now splits K in clusters; the simt runs are the auto
 #     backend; ours with FP8ORT_SPLIT_K_TILES=1: at batch 1 each projection has 6-24 output tiles of 128 x 128 and
@@ -27,8 +28,13 @@ FP8ORT_SPLIT_CLUSTER=off timeout 120 python3 -m pytest -q -p no:cacheprovider te
   > $O/tests_scratch_route.log 2>&1
 echo "split-K tests, scratch route, rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 $O/tests_scratch_route.log)"
 grep -E "^FAILED|^ERROR" $O/tests_scratch_route.log | head -8; pack
+FP8ORT_SPLIT_CLUSTER_MAX=16 FP8ORT_SPLIT_K_TILES=1 timeout 90 python3 -m pytest -q -p no:cacheprovider \
+  tests/gpu/test_gemm.py tests/gpu/test_conv.py -k "split_k or n1h7w7c512m512" > $O/tests_cluster16.log 2>&1
+echo "split-K tests, clusters of up to 16, rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 $O/tests_cluster16.log)"
+grep -E "^FAILED|^ERROR" $O/tests_cluster16.log | head -8; pack
 i=0
 for run in resnet50:FP8ORT_SPLIT_K_TILES=4 resnet50:FP8ORT_SPLIT_K_TILES=2 resnet50:FP8ORT_SPLIT_K_TILES=3 \
+           resnet50:FP8ORT_SPLIT_CLUSTER_MAX=16 resnet50:FP8ORT_SPLIT_CLUSTER_MAX=16,FP8ORT_SPLIT_K_TILES=2 \
            bert:FP8ORT_ATTENTION=simt bert:FP8ORT_ATTENTION=tc bert:FP8ORT_ATTENTION_SPLIT=on \
            bert:FP8ORT_GEMM_BACKEND=ours bert:FP8ORT_GEMM_BACKEND=ours,FP8ORT_SPLIT_K_TILES=1 \
            bert:FP8ORT_ATTENTION_SPLIT=on \
