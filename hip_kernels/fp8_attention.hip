@@ -749,9 +749,11 @@ fp8ort_status dispatch_head_size(const float* q, const float* k, const float* v,
 using namespace fp8ort;
 
 extern "C" size_t fp8ort_attention_workspace_bytes(const fp8ort_attention_params* p) {
-    return p && p->b >= 0 && p->s >= 0 && p->t >= 0 && p->h >= 1 && p->d >= 0 && p->dv >= 0 && p->d == p->dv
-               ? attention_split_plan(*p).bytes
-               : 0;
+    if (!p || p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0 || p->d != p->dv) return 0;
+#if defined(FP8ORT_CUDA)
+    if (attention_tc_runs(*p)) return 0;  // the tensor-core kernel takes it (dispatch_head_size): it never splits
+#endif
+    return attention_split_plan(*p).bytes;
 }
 
 extern "C" fp8ort_status fp8ort_attention(const float* q, const float* k, const float* v, const float* attn_bias,

@@ -234,8 +234,7 @@ fp8ort_status current_gpu_arch(int* arch) {
     return FP8ORT_OK;
 }
 
-// A one-digit override value from the environment in [lo, hi], else 0 (unset or anything else: no override).
-static int override_from_env(const char* name, char lo, char hi) {
+int override_from_env(const char* name, char lo, char hi) {
     const char* v = getenv(name);
     return v && v[0] >= lo && v[0] <= hi && v[1] == '\0' ? v[0] - '0' : 0;
 }

@@ -73,6 +73,8 @@ fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_fo
 // An on|off environment variable as the A/B setters' values: 2 on, 1 off, 0 unset or anything else (the callers
 // read it once and let a setter's nonzero value take precedence).
 int on_off_from_env(const char* name);
+// A one-digit value from the environment in [lo, hi], else 0 (unset or anything else: no override).
+int override_from_env(const char* name, char lo, char hi);
 // fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
 // 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor, 6 sm90a streaming).
 int gemm_kernel_override();

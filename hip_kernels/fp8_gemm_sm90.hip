@@ -649,11 +649,8 @@ fp8ort_status make_map(CUtensorMap* map, const uint8_t* base, int64_t rows, int6
 // The fewest k-tiles a split may have: 4, or FP8ORT_SPLIT_K_TILES=1..9 (read once) for A/B runs of small batches,
 // where a 3x3 convolution's blocks run 4-5 k-tiles each in 15-18 us (ResNet-50 at batch 1, H100 profile).
 int split_min_k_tiles() {
-    static const int from_env = [] {
-        const char* v = getenv("FP8ORT_SPLIT_K_TILES");
-        return v && v[0] >= '1' && v[0] <= '9' && v[1] == '\0' ? v[0] - '0' : 4;
-    }();
-    return from_env;
+    static const int from_env = override_from_env("FP8ORT_SPLIT_K_TILES", '1', '9');
+    return from_env != 0 ? from_env : 4;
 }
 
 // Whether a K split is summed inside a thread-block cluster (the splits of a tile are the blocks of one cluster,
@@ -670,10 +667,7 @@ int cluster_split_limit() {
     return from_env;
 }
 bool split_cluster_wanted() {
-    static const bool from_env = [] {
-        const char* v = getenv("FP8ORT_SPLIT_CLUSTER");
-        return !(v && strcmp(v, "off") == 0);
-    }();
+    static const bool from_env = on_off_from_env("FP8ORT_SPLIT_CLUSTER") != 1;
     return from_env;
 }
 
