@@ -7,7 +7,8 @@
 #     (FP8ORT_SPLIT_CLUSTER=off; clusters are the default); the split-K kernel tests with clusters of up to 16 blocks
 #     and one k-tile per split;
 #  2. BERT-base batches 1 and 32: FP8ORT_BLASLT_EPILOGUE off / on (the 36 float-output epilogue passes of batch 32,
-#     0.64 ms in the 12-07 profile, removed), FP8ORT_ATTENTION_SPLIT=on (the keys of small grids split over blocks),
+#     0.64 ms in the 12-07 profile, removed), FP8ORT_GEMM_BACKEND=mixed (cuBLASLt only where it applies the whole
+#     epilogue: FFN1's Gelu -> FP8 on our GEMM, its epilogue in the tiles), FP8ORT_ATTENTION_SPLIT=on (the keys of small grids split over blocks),
 #     FP8ORT_GEMM_BACKEND=ours (ours splits K in clusters now), ResNet-50 batch 1 FP8ORT_SPLIT_K_TILES 4 / 2 and
 #     clusters of up to 16 with 2, the tensor-core attention;
 #  3. Nsight Compute: every kernel of BERT-base at batch 32 with the backend ours and auto (time, grid, registers,
@@ -34,11 +35,13 @@ FP8ORT_SPLIT_CLUSTER_MAX=16 FP8ORT_SPLIT_K_TILES=1 timeout 90 python3 -m pytest 
 echo "split-K tests, clusters of up to 16, rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 $O/tests_cluster16.log)"
 grep -E "^FAILED|^ERROR" $O/tests_cluster16.log | head -8; pack
 i=0
-for run in bert:FP8ORT_BLASLT_EPILOGUE=off bert:FP8ORT_BLASLT_EPILOGUE=on bert:FP8ORT_ATTENTION_SPLIT=on \
+for run in bert:FP8ORT_BLASLT_EPILOGUE=off bert:FP8ORT_BLASLT_EPILOGUE=on bert:FP8ORT_GEMM_BACKEND=mixed \
+           bert:FP8ORT_ATTENTION_SPLIT=on \
            bert:FP8ORT_GEMM_BACKEND=ours bert:FP8ORT_GEMM_BACKEND=ours,FP8ORT_GEMM_KERNEL=6 \
            bert:FP8ORT_GEMM_BACKEND=ours,FP8ORT_GEMM_KERNEL=5 resnet50:FP8ORT_SPLIT_K_TILES=4 resnet50:FP8ORT_SPLIT_K_TILES=2 \
            resnet50:FP8ORT_SPLIT_CLUSTER_MAX=16,FP8ORT_SPLIT_K_TILES=2 bert:FP8ORT_ATTENTION=tc \
-           ncu bert:FP8ORT_BLASLT_EPILOGUE=on bert:FP8ORT_BLASLT_EPILOGUE=off bert:FP8ORT_ATTENTION_SPLIT=on \
+           ncu bert:FP8ORT_BLASLT_EPILOGUE=on bert:FP8ORT_BLASLT_EPILOGUE=off bert:FP8ORT_GEMM_BACKEND=mixed \
+           bert:FP8ORT_ATTENTION_SPLIT=on \
            resnet50:FP8ORT_SPLIT_K_TILES=2 resnet50:FP8ORT_SPLIT_K_TILES=4 \
            bert:FP8ORT_GEMM_BACKEND=ours,FP8ORT_SPLIT_K_TILES=1; do
   if [ $run = ncu ]; then
