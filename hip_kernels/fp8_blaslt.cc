@@ -2,11 +2,10 @@
 // applies its own epilogue.
 //
 // The library (libcublasLt.so.13/.12, libhipblaslt.so.1/.0) is opened at run time, so libfp8ort loads and runs
-// everywhere without it. It computes the float32 accumulator D = A . packed^T (FP8 inputs, float32 compute, alpha 1,
-// no scales, no library epilogue; on NVIDIA partial sums promoted to float32, no fast accumulation) into caller
-// scratch; epilogue_apply_kernel (fp8_epilogue_apply.hip) then applies fp8_epilogue.h's epilogue to D. The result
-// matches the reference up to the order of accumulation, like fp8ort_gemm's. On NVIDIA, an epilogue that is only
-// scales, bias and a float32 residual into float32 Y is the library's own instead (lt_epilogue below): no D, no pass.
+// everywhere without it. It computes only the float32 accumulator D = A . packed^T (FP8 inputs, float32 compute,
+// alpha 1, no scales, no library epilogue; on NVIDIA partial sums promoted to float32, no fast accumulation) into
+// caller scratch; epilogue_apply_kernel (fp8_epilogue_apply.hip) then applies fp8_epilogue.h's epilogue to D. The
+// result matches the reference up to the order of accumulation, like fp8ort_gemm's.
 //
 // Layout: fp8ort's operands are row-major A[M, K] and packed[N, K]; the BLAS-Lt libraries are column-major.
 // Row-major D[M, N] is column-major D^T[N, M] = packed . A^T, so the library's A is the packed weight (stored
@@ -29,12 +28,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <tuple>
 
 #include "fp8_epilogue_apply.h"  // first: fp8_compat.h says which platform this is (FP8ORT_CUDA)
 #include "fp8_gemm_core.h"
-#include "fp8_gemm_sm90.h"  // on_off_from_env
 #include "nn_gemm_blaslt.h"
 #if defined(FP8ORT_CUDA)
 #include "fp8_blaslt_api.h"
@@ -228,30 +225,14 @@ fp8ort_status lt_check(const char* op, const char* what, lt::status_t st) {
     return fail(FP8ORT_DEVICE_ERROR, "%s: %s %s failed: %s", op, lt::kVendor, what, lt_status_name(st));
 }
 
-// The library's epilogue (NVIDIA): Y = acc * (x_scale * w_scale[col]) + bias[col] + Z written by cuBLASLt itself,
-// float32 Y and Z, no activation: the weight's scales as the library's A scale (a vector over fp8ort's N, or one
-// value), x_scale as its B scale, the bias through its BIAS epilogue, Z as C with beta 1. The same terms as
-// fp8_epilogue.h's epilogue_linear, rounded in the library's order (the scales' product and the two additions may
-// round differently: a few float32 ulps, inside the accumulation-order error the route already has). Saves the
-// epilogue pass: D is Y, not scratch read back (BERT-base at batch 32: the 36 float-output projections' passes).
-struct lt_epilogue {
-    const float* x_scale;
-    const float* w_scale;
-    bool per_channel;
-    const float* bias;  // or null
-    const float* z;     // float32 [M, N], or null
-    float* y;           // float32 [M, N]
-};
-
 struct problem {
     const void* a;        // fp8ort's A [M, K]: the library's B
     const void* b_packed; // fp8ort's packed weight [N, K]: the library's A
     lt::data_type_t type;
     fp8ort_fp8_format format;
     int64_t m, n, k, ld_acc;
-    float* acc;           // D: float32 scratch [M, ld_acc] (fp8ort's epilogue runs after), unused with `fused`
+    float* acc;
     void* lt_workspace;
-    const lt_epilogue* fused;  // the library's epilogue writes Y (NVIDIA only), or null
 };
 
 fp8ort_status describe(const char* op, const problem& p, lt_descriptors& ds) {
@@ -266,45 +247,18 @@ fp8ort_status describe(const char* op, const problem& p, lt_descriptors& ds) {
     const int8_t fast_accum = 0;
     FP8ORT_TRY(lt_check(op, "set FAST_ACCUM", lib.desc_set(ds.desc, lt::kDescFastAccum, &fast_accum, sizeof(fast_accum))));
 #endif
-#if defined(FP8ORT_CUDA)
-    if (p.fused) {  // the library's epilogue; a setting this cuBLASLt lacks is a refusal (the caller falls back)
-        const lt_epilogue& e = *p.fused;
-        auto set = [&](lt::desc_attr_t attr, const void* v, size_t bytes, const char* what) -> fp8ort_status {
-            const lt::status_t st = lib.desc_set(ds.desc, attr, v, bytes);
-            if (st == lt::kStatusSuccess) return FP8ORT_OK;
-            if (st == lt::kStatusInvalidValue || lt_refused(st))
-                return fail(FP8ORT_UNSUPPORTED, "%s: %s refuses %s (%s)", op, lib.label, what, lt_status_name(st));
-            return lt_check(op, what, st);
-        };
-        const int32_t mode = e.per_channel ? lt::kScaleOuterVec32F : lt::kScaleScalar32F;
-        if (e.per_channel) FP8ORT_TRY(set(lt::kDescAScaleMode, &mode, sizeof(mode), "set A_SCALE_MODE"));
-        FP8ORT_TRY(set(lt::kDescAScalePointer, &e.w_scale, sizeof(e.w_scale), "set A_SCALE_POINTER"));
-        FP8ORT_TRY(set(lt::kDescBScalePointer, &e.x_scale, sizeof(e.x_scale), "set B_SCALE_POINTER"));
-        if (e.bias) {
-            const uint32_t bias_epilogue = lt::kEpilogueBias;
-            const int32_t bias_type = lt::kR32F;
-            FP8ORT_TRY(set(lt::kDescEpilogue, &bias_epilogue, sizeof(bias_epilogue), "set EPILOGUE (bias)"));
-            FP8ORT_TRY(set(lt::kDescBiasPointer, &e.bias, sizeof(e.bias), "set BIAS_POINTER"));
-            FP8ORT_TRY(set(lt::kDescBiasDataType, &bias_type, sizeof(bias_type), "set BIAS_DATA_TYPE (float32)"));
-        }
-    }
-#endif
     const uint64_t k = static_cast<uint64_t>(p.k), n = static_cast<uint64_t>(p.n), m = static_cast<uint64_t>(p.m);
     FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (weight)", lib.layout_create(&ds.a, p.type, k, n, p.k)));
     FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (A)", lib.layout_create(&ds.b, p.type, k, m, p.k)));
-    // D (and C, the same layout): Y itself [M, N] with the library's epilogue, else the scratch rows of ld_acc
-    const int64_t ld_d = p.fused ? p.n : p.ld_acc;
-    FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (D)", lib.layout_create(&ds.d, lt::kR32F, n, m, ld_d)));
+    FP8ORT_TRY(lt_check(op, "MatrixLayoutCreate (D)", lib.layout_create(&ds.d, lt::kR32F, n, m, p.ld_acc)));
     FP8ORT_TRY(lt_check(op, "MatmulPreferenceCreate", lib.pref_create(&ds.pref)));
     const uint64_t ws = kLtWorkspaceBytes;
     FP8ORT_TRY(lt_check(op, "set MAX_WORKSPACE_BYTES", lib.pref_set(ds.pref, lt::kPrefMaxWorkspaceBytes, &ws, sizeof(ws))));
 #if defined(FP8ORT_CUDA)
-    const uint32_t align_w = alignment_of(p.b_packed), align_a = alignment_of(p.a);
-    const uint32_t align_d = p.fused ? alignment_of(p.fused->y) : kMaxOperandAlign;
-    const uint32_t align_c = p.fused && p.fused->z ? alignment_of(p.fused->z) : align_d;
+    const uint32_t align_w = alignment_of(p.b_packed), align_a = alignment_of(p.a), align_d = kMaxOperandAlign;
     FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_A", lib.pref_set(ds.pref, lt::kPrefMinAlignmentA, &align_w, sizeof(align_w))));
     FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_B", lib.pref_set(ds.pref, lt::kPrefMinAlignmentB, &align_a, sizeof(align_a))));
-    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_C", lib.pref_set(ds.pref, lt::kPrefMinAlignmentC, &align_c, sizeof(align_c))));
+    FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_C", lib.pref_set(ds.pref, lt::kPrefMinAlignmentC, &align_d, sizeof(align_d))));
     FP8ORT_TRY(lt_check(op, "set MIN_ALIGNMENT_D", lib.pref_set(ds.pref, lt::kPrefMinAlignmentD, &align_d, sizeof(align_d))));
 #endif
     return FP8ORT_OK;
@@ -312,40 +266,13 @@ fp8ort_status describe(const char* op, const problem& p, lt_descriptors& ds) {
 
 lt::status_t launch_matmul(lt::handle_t h, const lt_descriptors& ds, const problem& p, const lt::matmul_algo& algo,
                            hipStream_t stream) {
-    // host scalars (the default pointer mode); beta 0: C is not read
-    const float alpha = 1.0f, beta = p.fused && p.fused->z ? 1.0f : 0.0f;
-    float* d = p.fused ? p.fused->y : p.acc;
-    const void* c = p.fused && p.fused->z ? static_cast<const void*>(p.fused->z) : d;
-    return ds.lib.matmul(h, ds.desc, &alpha, p.b_packed, ds.a, p.a, ds.b, &beta, c, ds.d, d, ds.d, &algo,
+    const float alpha = 1.0f, beta = 0.0f;  // host scalars (the default pointer mode); beta 0: C is not read
+    return ds.lib.matmul(h, ds.desc, &alpha, p.b_packed, ds.a, p.a, ds.b, &beta, p.acc, ds.d, p.acc, ds.d, &algo,
                          p.lt_workspace, kLtWorkspaceBytes, static_cast<void*>(stream));
 }
 
-// The algorithm that ran for a problem, by (device, sizes, format, operand alignments, the library's epilogue: its
-// kind, 0 without, and the scale and bias pointers its descriptor holds, with the alignments of Y and Z).
-using algo_key = std::tuple<int, int64_t, int64_t, int64_t, int, uint32_t, uint32_t, int, uintptr_t, uintptr_t,
-                            uintptr_t, uint32_t, uint32_t>;
-
-// 1 + per channel + 2 bias + 4 Z: which library epilogue a problem asks for, 0 for none.
-int fused_kind(const problem& p) {
-    if (!p.fused) return 0;
-    return 1 + (p.fused->per_channel ? 1 : 0) + (p.fused->bias ? 2 : 0) + (p.fused->z ? 4 : 0);
-}
-
-algo_key key_of(int dev, const problem& p) {
-    const lt_epilogue* e = p.fused;
-    return algo_key{dev, p.m, p.n, p.k, p.type, alignment_of(p.a), alignment_of(p.b_packed), fused_kind(p),
-                    e ? reinterpret_cast<uintptr_t>(e->x_scale) : 0, e ? reinterpret_cast<uintptr_t>(e->w_scale) : 0,
-                    e ? reinterpret_cast<uintptr_t>(e->bias) : 0, e ? alignment_of(e->y) : 0,
-                    e && e->z ? alignment_of(e->z) : 0};
-}
-
-// Library epilogues the library refused, by the key without pointers: asked once per shape and kind.
-std::mutex g_refused_mutex;
-std::set<std::tuple<int, int64_t, int64_t, int64_t, int, int>> g_refused;
-
-std::tuple<int, int64_t, int64_t, int64_t, int, int> refusal_key(int dev, const problem& p) {
-    return {dev, p.m, p.n, p.k, p.type, fused_kind(p)};
-}
+// The algorithm that ran for a problem, by (device, sizes, format, operand alignments).
+using algo_key = std::tuple<int, int64_t, int64_t, int64_t, int, uint32_t, uint32_t>;
 std::mutex g_algo_mutex;
 std::map<algo_key, lt::matmul_algo> g_algos;
 
@@ -365,7 +292,7 @@ fp8ort_status run_matmul(const char* op, int dev, const problem& p, hipStream_t 
     const lt_library& lib = library();
     lt::handle_t h = nullptr;
     FP8ORT_TRY(device_handle(op, dev, &h));
-    const algo_key key = key_of(dev, p);
+    const algo_key key{dev, p.m, p.n, p.k, p.type, alignment_of(p.a), alignment_of(p.b_packed)};
     ready_problem ready{nullptr, {}};
     {
         std::lock_guard<std::mutex> lock(g_algo_mutex);
@@ -435,26 +362,6 @@ fp8ort_status run_matmul(const char* op, int dev, const problem& p, hipStream_t 
                     lt::kVendor, found, type_name, static_cast<long long>(p.m), static_cast<long long>(p.n),
                     static_cast<long long>(p.k), lt_status_name(last));
     return lt_check(op, "Matmul", last);
-}
-
-std::atomic<uint64_t> g_library_epilogues{0};  // GEMMs whose epilogue the library applied (tests read it)
-
-// Whether the library's epilogue can be this epilogue (NVIDIA, float32 Y of N columns, no activation, a float32 Z
-// without a scale, FP8ORT_BLASLT_EPILOGUE not "off"); fills `out` when it can.
-bool library_epilogue_applies(const epilogue_args& ep, int64_t n, lt_epilogue* out) {
-#if defined(FP8ORT_CUDA)
-    static const bool wanted = on_off_from_env("FP8ORT_BLASLT_EPILOGUE") != 1;
-    if (!wanted || ep.y_type != FP8ORT_FLOAT || ep.relu || ep.act != FP8ORT_ACT_NONE || ep.ld != n ||
-        ep.col_offset != 0 || !ep.x_scale)
-        return false;
-    if (ep.z && (ep.z_type != FP8ORT_FLOAT || ep.z_scale)) return false;
-    *out = lt_epilogue{ep.x_scale, ep.w_scale, ep.per_channel, ep.bias, static_cast<const float*>(ep.z),
-                       static_cast<float*>(ep.y)};
-    return true;
-#else
-    (void)ep, (void)n, (void)out;
-    return false;  // hipBLASLt's scale and bias attributes are not wired (nothing AMD has run this route)
-#endif
 }
 
 }  // namespace
@@ -731,8 +638,6 @@ extern "C" size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, int64
     return kScratchAlign + round_up(static_cast<size_t>(m) * row_bytes, kScratchAlign) + kLtWorkspaceBytes;
 }
 
-extern "C" uint64_t fp8ort_blaslt_library_epilogues(void) { return g_library_epilogues.load(); }
-
 extern "C" int fp8ort_blaslt_available(void) {
     int dev = 0, arch = 0;
     if (route_usable("fp8ort_blaslt_available", &dev, &arch) != FP8ORT_OK) return 0;
@@ -791,29 +696,8 @@ extern "C" fp8ort_status fp8ort_gemm_blaslt(const void* a, const void* b_packed,
     const int64_t ld_acc = acc_ld(n);
     const uintptr_t lt_at = round_up(acc_at + static_cast<size_t>(m) * static_cast<size_t>(ld_acc) * sizeof(float),
                                      kScratchAlign);
-    problem p{a, b_packed, type, format, m, n, k, ld_acc, reinterpret_cast<float*>(acc_at), reinterpret_cast<void*>(lt_at),
-              nullptr};
+    problem p{a, b_packed, type, format, m, n, k, ld_acc, reinterpret_cast<float*>(acc_at), reinterpret_cast<void*>(lt_at)};
     const hipStream_t s = as_stream(stream);
-    lt_epilogue fused;
-    if (library_epilogue_applies(ep, n, &fused)) {
-        p.fused = &fused;
-        bool refused;
-        {
-            std::lock_guard<std::mutex> lock(g_refused_mutex);
-            refused = g_refused.count(refusal_key(dev, p)) != 0;
-        }
-        if (!refused) {
-            const fp8ort_status st = run_matmul(op, dev, p, s);
-            if (st == FP8ORT_OK) {
-                g_library_epilogues.fetch_add(1, std::memory_order_relaxed);
-                return ok();
-            }
-            if (st != FP8ORT_UNSUPPORTED) return st;
-            std::lock_guard<std::mutex> lock(g_refused_mutex);
-            g_refused.insert(refusal_key(dev, p));
-        }
-        p.fused = nullptr;  // the library has no kernel with this epilogue: D into scratch, ours after it
-    }
     FP8ORT_TRY(run_matmul(op, dev, p, s));
     FP8ORT_TRY(launch_epilogue_apply(p.acc, ld_acc, m, n, ep, s, op));
     return ok();

@@ -57,16 +57,6 @@ constexpr desc_attr_t kDescTransA = 3;      // int32_t cublasOperation_t
 constexpr desc_attr_t kDescTransB = 4;      // int32_t cublasOperation_t
 constexpr desc_attr_t kDescEpilogue = 7;    // uint32_t cublasLtEpilogue_t
 constexpr desc_attr_t kDescFastAccum = 25;  // int8_t, 0 = promote partial sums to float32 (the default)
-// the epilogue cuBLASLt applies itself (fp8_blaslt.cc, "the library's epilogue")
-constexpr desc_attr_t kDescBiasPointer = 8;     // const void*, [rows of D] = fp8ort's N
-constexpr desc_attr_t kDescAScalePointer = 17;  // const float*, device
-constexpr desc_attr_t kDescBScalePointer = 18;  // const float*, device
-constexpr desc_attr_t kDescBiasDataType = 26;   // int32_t cudaDataType
-constexpr desc_attr_t kDescAScaleMode = 31;     // int32_t cublasLtMatmulMatrixScale_t (cuBLASLt 12.8+)
-
-// cublasLtMatmulMatrixScale_t
-constexpr int32_t kScaleScalar32F = 0;    // one float for the whole matrix
-constexpr int32_t kScaleOuterVec32F = 3;  // one float per row of the library's A (fp8ort's output column)
 
 // cublasLtMatrixLayoutAttribute_t: strided batches (the float GEMM route)
 constexpr layout_attr_t kLayoutBatchCount = 5;          // int32_t, default 1
@@ -74,7 +64,6 @@ constexpr layout_attr_t kLayoutStridedBatchOffset = 6;  // int64_t elements betw
 
 // cublasLtEpilogue_t: no epilogue
 constexpr uint32_t kEpilogueDefault = 1;
-constexpr uint32_t kEpilogueBias = 4;  // D += bias[row of D]
 
 // cublasLtMatmulPreferenceAttributes_t
 constexpr pref_attr_t kPrefMaxWorkspaceBytes = 1;  // uint64_t

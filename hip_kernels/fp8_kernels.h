@@ -83,8 +83,8 @@ typedef struct fp8ort_attention_params {
 FP8ORT_GPU_API fp8ort_status fp8ort_attention(const float* q, const float* k, const float* v, const float* attn_bias,
                                               const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
                                               const float* y_scale, void* stream);
-/* fp8ort_attention with device scratch for a split of the keys over several blocks (small grids, opt-in:
- * FP8ORT_ATTENTION_SPLIT=on, read at each call): workspace_bytes from fp8ort_attention_workspace_bytes (0: no split;
+/* fp8ort_attention with device scratch for a split of the keys over several blocks (small grids; on unless
+ * FP8ORT_ATTENTION_SPLIT=off, read at each call): workspace_bytes from fp8ort_attention_workspace_bytes (0: no split;
  * a smaller or NULL workspace runs without one). A split merges the blocks' rows in a fixed order: the results do
  * not depend on timing, and differ from the unsplit kernel's only by float32 rounding. */
 FP8ORT_GPU_API size_t fp8ort_attention_workspace_bytes(const fp8ort_attention_params* p);
@@ -209,9 +209,9 @@ FP8ORT_GPU_API void fp8ort_launch_set_pdl(int which);
 
 /* ---- the vendor BLAS-Lt route (fp8_blaslt.cc: cuBLASLt on NVIDIA, hipBLASLt on AMD, opened at run time; never
  * linked) ----
- * The library accumulates: D[M, N] (float32 scratch) = A[M, K] . packed^T, FP8 inputs, float32 accumulation
+ * The library only accumulates: D[M, N] (float32 scratch) = A[M, K] . packed^T, FP8 inputs, float32 accumulation
  * (on NVIDIA without fast accumulation), alpha 1, no scales; fp8ort_epilogue_apply then runs fp8ort's own epilogue
- * over D (but see fp8ort_blaslt_library_epilogues below). So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, N % 16 == 0, A and
+ * over D. So Y equals fp8ort_gemm's result up to the order of accumulation. Needs K % 16 == 0, N % 16 == 0, A and
  * the packed weight 16-byte aligned, a format the GPU multiplies (NVIDIA sm_89+: float8e4m3fn, float8e5m2 where
  * cuBLASLt has it; gfx942: the FNUZ formats; gfx950, gfx12: the OCP formats) and libcublasLt.so.13/.12 or
  * libhipblaslt.so.1/.0 loadable; otherwise FP8ORT_UNSUPPORTED (fall back to fp8ort_gemm). The hipBLASLt side has
@@ -223,12 +223,6 @@ FP8ORT_GPU_API size_t fp8ort_gemm_blaslt_workspace_bytes(int64_t m, int64_t n, i
 FP8ORT_GPU_API fp8ort_status fp8ort_gemm_blaslt(const void* a, const void* b_packed, fp8ort_fp8_format format,
                                                 int64_t m, int64_t n, int64_t k, const fp8ort_epilogue* epilogue,
                                                 void* y, void* workspace, size_t workspace_bytes, void* stream);
-/* On NVIDIA, where the epilogue is float32 Y = acc * scales + bias + Z (float32 Z, no activation), cuBLASLt applies it
- * itself (per-channel scales as its OUTER_VEC_32F scale mode, the bias epilogue, Z as C) and writes Y directly, no
- * pass after it; where this cuBLASLt refuses that (an older version, a GPU without those kernels), the route above.
- * FP8ORT_BLASLT_EPILOGUE=off always takes the route above. How many GEMMs of this process took the library's
- * epilogue (tests, benchmarks): */
-FP8ORT_GPU_API uint64_t fp8ort_blaslt_library_epilogues(void);
 /* 1 when the library is loaded and the current device is one it multiplies FP8 on (sm_89+; gfx942, gfx950, gfx12);
  * else 0, and fp8ort_gpu_last_error() says why. */
 FP8ORT_GPU_API int fp8ort_blaslt_available(void);

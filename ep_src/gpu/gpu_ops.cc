@@ -6,8 +6,7 @@
 // conv whose packed layout depends on an input shape unknown at creation, is packed on the first run's stream.
 // The plugin EP (plugin_ep/) and the custom-op library for ORT's CUDA/ROCm EPs create the same kernels.
 // FP8MatMul can take the vendor BLAS-Lt GEMM (cuBLASLt, hipBLASLt) for large problems where it runs, our own GEMM
-// otherwise; FP8ORT_GEMM_BACKEND=ours|blaslt|auto|mixed picks (default auto in the CUDA build, ours in the HIP build;
-// mixed: cuBLASLt only where it applies the epilogue itself).
+// otherwise; FP8ORT_GEMM_BACKEND=ours|blaslt|auto picks (default auto in the CUDA build, ours in the HIP build).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -151,7 +150,7 @@ void wait_for_default_stream() {
   }
 }
 
-enum class GemmBackend { kAuto, kOurs, kBlasLt, kMixed, kInvalid };
+enum class GemmBackend { kAuto, kOurs, kBlasLt, kInvalid };
 
 // Which GEMM FP8MatMul uses, from FP8ORT_GEMM_BACKEND (read once per process).
 GemmBackend gemm_backend() {
@@ -170,7 +169,6 @@ GemmBackend gemm_backend() {
     if (std::strcmp(v, "ours") == 0) return GemmBackend::kOurs;
     if (std::strcmp(v, "auto") == 0) return GemmBackend::kAuto;
     if (std::strcmp(v, "blaslt") == 0) return GemmBackend::kBlasLt;
-    if (std::strcmp(v, "mixed") == 0) return GemmBackend::kMixed;
     return GemmBackend::kInvalid;
   }();
   return backend;
@@ -179,14 +177,6 @@ GemmBackend gemm_backend() {
 // Smaller problems stay on our GEMM: the BLAS-Lt route adds a second launch and a float32 round trip through memory.
 // 2^26: BERT-base's projections at batch 1 (M = 128: 75 to 302 M multiply-adds) are past it.
 constexpr double kBlasLtMinMacs = 67108864.0;
-
-// Whether cuBLASLt applies this epilogue itself on the BLAS-Lt route (fp8ort_blaslt_library_epilogues in
-// fp8_kernels.h: float32 Y, no activation, no Z or a float32 Z without a scale), so that no pass runs after it. The
-// "mixed" backend takes cuBLASLt only then and fp8ort's GEMM, whose tiles apply any epilogue, otherwise.
-bool library_epilogue_expected(const fp8ort_epilogue& e) {
-  return e.y_type == FP8ORT_FLOAT && e.relu == 0 && e.activation == FP8ORT_ACT_NONE &&
-         (e.z == nullptr || (e.z_type == FP8ORT_FLOAT && e.z_scale == nullptr));
-}
 
 // X as FP8 in `fmt`: itself when already FP8 (same format), else quantized into `scratch` on the stream.
 const void* fp8_activations(const Tensor& x, const char* name, const float* x_scale, ONNXTensorElementDataType fmt,
@@ -408,7 +398,7 @@ class GpuMatMul final : public Kernel {
     check_constant_scale(info, 3, "b_scale", true);
     if (is_fp8_type(common_.output_type)) check_constant_scale(info, 7, "y_scale", false);
     if (gemm_backend() == GemmBackend::kInvalid) {
-      fail(std::string("environment variable FP8ORT_GEMM_BACKEND must be ours, blaslt, auto or mixed; got '") +
+      fail(std::string("environment variable FP8ORT_GEMM_BACKEND must be ours, blaslt or auto; got '") +
            std::getenv("FP8ORT_GEMM_BACKEND") + "'");
     }
     if (const OrtValue* bv = device_constant(info, 1)) {  // a constant B: pack it now, not on the first run
@@ -473,7 +463,6 @@ class GpuMatMul final : public Kernel {
     const GemmBackend backend = gemm_backend();
     const bool forced = backend == GemmBackend::kBlasLt;
     if (backend == GemmBackend::kOurs) return false;
-    if (backend == GemmBackend::kMixed && !library_epilogue_expected(epi)) return false;
     if (!forced && static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < kBlasLtMinMacs) {
       return false;
     }

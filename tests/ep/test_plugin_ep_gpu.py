@@ -138,8 +138,8 @@ def test_max_pool_on_gpu_device_matches_the_reference(dtype, seed, channels, lib
 def attention_kernel(request, monkeypatch) -> str:
     """FP8Attention's GPU kernel: on the vector units, the tensor cores' three-term TF32 split (FP8ORT_ATTENTION=tc,
     read at each launch; head sizes <= 64 on NVIDIA sm_80+, the vector units otherwise), or the vector units with the
-    keys split over several blocks and merged by a second kernel (FP8ORT_ATTENTION_SPLIT=on, read at each launch:
-    the tests' grids are small enough for it wherever there are two 32-key tiles or more)."""
+    keys split over several blocks and merged by a second kernel (the default; FP8ORT_ATTENTION_SPLIT=off turns it off,
+    read at each launch: the tests' grids are small enough for it wherever there are two 32-key tiles or more)."""
     monkeypatch.setenv("FP8ORT_ATTENTION", "simt" if request.param == "split" else request.param)
     monkeypatch.setenv("FP8ORT_ATTENTION_SPLIT", "on" if request.param == "split" else "off")
     return request.param

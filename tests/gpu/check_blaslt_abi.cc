@@ -32,14 +32,6 @@ static_assert(lt::kR32F == CUDA_R_32F && lt::kR8F_E4M3 == CUDA_R_8F_E4M3 && lt::
 static_assert(lt::kDescTransA == CUBLASLT_MATMUL_DESC_TRANSA && lt::kDescTransB == CUBLASLT_MATMUL_DESC_TRANSB);
 static_assert(lt::kDescEpilogue == CUBLASLT_MATMUL_DESC_EPILOGUE && lt::kEpilogueDefault == CUBLASLT_EPILOGUE_DEFAULT);
 static_assert(lt::kDescFastAccum == CUBLASLT_MATMUL_DESC_FAST_ACCUM);
-static_assert(lt::kDescBiasPointer == CUBLASLT_MATMUL_DESC_BIAS_POINTER);
-static_assert(lt::kDescAScalePointer == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER);
-static_assert(lt::kDescBScalePointer == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER);
-static_assert(lt::kDescBiasDataType == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE);
-static_assert(lt::kDescAScaleMode == CUBLASLT_MATMUL_DESC_A_SCALE_MODE);
-static_assert(lt::kScaleScalar32F == CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F);
-static_assert(lt::kScaleOuterVec32F == CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F);
-static_assert(lt::kEpilogueBias == CUBLASLT_EPILOGUE_BIAS);
 static_assert(lt::kPrefMaxWorkspaceBytes == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(lt::kPrefMinAlignmentA == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES);
 static_assert(lt::kPrefMinAlignmentB == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES);

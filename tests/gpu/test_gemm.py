@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import numpy as np
 import pytest
 from gpu_helpers import (
     ACTIVATION_SPECS,
-    WGMMA_REL_TOL_OF_ABS_SUM,
     EpilogueCase,
     activation_id,
     activation_kinks,
@@ -577,7 +575,10 @@ def test_gemm_chain_with_pdl_gives_the_same_bits(gpu, chain):
         want = ref.fp8_matmul(a, w, epi.x_scale, epi.w_scale, epi.bias, transB=1, **epi.reference_kwargs())
         check_output(y1.view(fmt.dtype), want, E4M3, what, abs_sum=wgmma_abs_sum(a0.view(fmt.dtype), w, epi))
     names = [p[4] for p in plain]
-    assert any("split" in n for n in names) and any("split" not in n for n in names), names
+    # the chain mixes split and unsplit layers with the default split sizes; an A/B override of the fewest k-tiles
+    # per split (FP8ORT_SPLIT_K_TILES=1 splits every layer of it) leaves only the checks above
+    if not os.environ.get("FP8ORT_SPLIT_K_TILES"):
+        assert any("split" in n for n in names) and any("split" not in n for n in names), names
 
 
 def test_gemm_refuses_bad_arguments(gpu):
@@ -696,58 +697,6 @@ def test_gemm_blaslt_e5m2(blaslt):
             blaslt, nx.E5M2, 129, 80, 256, cfg, False, 0, blaslt=True, skip_unsupported=True
         )
         check_output(got, want, cfg[-1], f"{name} e5m2 {cfg}", abs_sum=abs_sum)
-
-
-# Epilogues cuBLASLt can apply itself (float32 Y, scales, bias, a float32 Z, no activation): BERT's float-output
-# projections. (per_channel, bias, z_type, z_scaled, relu, y_type) as EPILOGUES.
-LIBRARY_EPILOGUES = [
-    (True, True, None, False, False, F32),  # packed Q/K/V: per-channel scales and bias
-    (True, True, F32, False, False, F32),  # attention output / FFN2: bias and the float32 residual
-    (False, False, None, False, False, F32),  # per-tensor scale alone
-    (False, True, F32, False, False, F32),
-]
-
-
-@pytest.mark.parametrize("epi_cfg", LIBRARY_EPILOGUES, ids=["pc_bias", "pc_bias_z", "pt", "pt_bias_z"])
-@pytest.mark.parametrize("shape", BLASLT_SHAPES + [(128, 2304, 768)], ids=lambda s: "x".join(map(str, s)))
-def test_gemm_blaslt_library_epilogue(blaslt, shape, epi_cfg):
-    """Where cuBLASLt applies the epilogue itself (NVIDIA), Y is the reference's to the accumulation's error: within
-    2^-10 of sum |a b| (Y's units) plus 8 float32 ulps of Y, element by element (check_output's SQNR alone would let a
-    bias rounded to bfloat16 pass); poisoned Y everywhere else. Counts the calls that took the library's epilogue and
-    says so; where cuBLASLt refuses it the same call runs the epilogue pass (also correct, printed)."""
-    lib, _ = blaslt
-    m, n, k = shape
-    counted = hasattr(lib, "fp8ort_blaslt_library_epilogues")
-    if counted:
-        lib.fp8ort_blaslt_library_epilogues.restype = ctypes.c_uint64
-    for trans_b in (False, True):
-        before = lib.fp8ort_blaslt_library_epilogues() if counted else 0
-        got, want, name, abs_sum = run_gemm(blaslt, nx.E4M3FN, m, n, k, epi_cfg, trans_b, kernel=0, blaslt=True)
-        took = (lib.fp8ort_blaslt_library_epilogues() - before) if counted else 0
-        check_output(got, want, F32, f"{name} {shape} {epi_cfg}", abs_sum=abs_sum)
-        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        tol = WGMMA_REL_TOL_OF_ABS_SUM * abs_sum + 8 * np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
-        i = int(np.argmax(err - tol))
-        assert np.all(err <= tol), f"{shape} {epi_cfg}: error {err.ravel()[i]} > {tol.ravel()[i]} at {i}"
-        print(shape, epi_cfg, "library epilogue" if took else "epilogue pass", f"max err/tol {np.max(err / tol):.3g}")
-
-
-def test_gemm_blaslt_library_epilogue_taken(blaslt):
-    """On an NVIDIA GPU with a cuBLASLt that has per-channel (OUTER_VEC_32F) scales, BERT's projection shapes take the
-    library's epilogue: the counter moves for each epilogue kind. Skipped where FP8ORT_BLASLT_EPILOGUE=off."""
-    lib, _ = blaslt
-    if not hasattr(lib, "fp8ort_blaslt_library_epilogues"):
-        pytest.skip("kernel library built before the library epilogue")
-    if os.environ.get("FP8ORT_BLASLT_EPILOGUE") == "off":
-        pytest.skip("FP8ORT_BLASLT_EPILOGUE=off")
-    lib.fp8ort_blaslt_library_epilogues.restype = ctypes.c_uint64
-    refused = []
-    for cfg in LIBRARY_EPILOGUES:
-        before = lib.fp8ort_blaslt_library_epilogues()
-        run_gemm(blaslt, nx.E4M3FN, 256, 768, 768, cfg, True, 0, blaslt=True)
-        if lib.fp8ort_blaslt_library_epilogues() == before:
-            refused.append(cfg)
-    assert not refused, f"cuBLASLt refused the library epilogue for {refused}"
 
 
 def test_gemm_blaslt_refusals(gpu):
