@@ -5,6 +5,7 @@ cudaProfilerStart/Stop so that Nsight Compute times every kernel of that run onl
         python3 bench/profile_ep.py --model resnet50 --layout NCHW --batch 32
 
 (ncu serializes kernels: the sum is the kernels' time, not the run's wall time.) Random weights and inputs.
+``BENCH_CONFIG`` (JSON) changes QuantizeConfig fields, as in plugin_ep_gpu.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import ctypes
 import ctypes.util
+import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -47,6 +50,8 @@ def main() -> int:
     fp32, fp8 = work / "m.onnx", work / "m.fp8.onnx"
     export_model(args.model, fp32)
     cfg = fp8ort.QuantizeConfig(layout=args.layout, report_sqnr=False)
+    if os.environ.get("BENCH_CONFIG"):
+        cfg = cfg.replace(**json.loads(os.environ["BENCH_CONFIG"]))
     fp8ort.quantize(str(fp32), str(fp8), calibration_data=make_inputs(args.model, 4, 1), config=cfg)
     sess = fp8ort.InferenceSession(str(fp8), device="gpu")
     feed = make_inputs(args.model, args.batch, 2)

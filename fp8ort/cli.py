@@ -69,6 +69,11 @@ def _quantize_parser(sub: argparse._SubParsersAction) -> None:
         help="keep multi-head attention blocks as float ops instead of one FP8Attention each",
     )
     p.add_argument(
+        "--no-attention-float16",
+        action="store_true",
+        help="keep FP8Attention's Q, K and V float32 (default: float16 where the calibrated range fits)",
+    )
+    p.add_argument(
         "--accuracy-target-db",
         type=float,
         default=None,
@@ -120,6 +125,7 @@ def _cmd_quantize(args: argparse.Namespace) -> int:
             fp8_format=args.fp8_format,
             fp8_activations=not args.no_fp8_activations,
             fuse_attention=not args.no_fuse_attention,
+            attention_float16=not args.no_attention_float16,
             accuracy_target_db=args.accuracy_target_db,
             bias_correction=not args.no_bias_correction,
             activation_shift={"auto": None, "on": True, "off": False}[args.activation_shift],

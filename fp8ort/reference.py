@@ -383,6 +383,9 @@ def fp8_max_pool(
     return y
 
 
+_ATTENTION_QKV_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+
+
 def fp8_attention(
     Q: np.ndarray,
     K: np.ndarray | None,
@@ -401,21 +404,33 @@ def fp8_attention(
     heads side by side in ``Y`` ``[B, S, H*Dv]``; sums in float64, each step rounded to float32. A row whose
     probabilities are NaN gives NaN, or zeros with ``nan_to_zero=1``. FP8 ``output_dtype``: ``q(Y, y_scale)``.
     Packed form: ``K`` and ``V`` None, ``Q`` ``[B, S, 3*H*D]`` holds the three projections side by side.
+    ``Q``, ``K``, ``V``: float32 or float16, one type for all three; float16 values are taken exactly (the same
+    formula on the same numbers).
     """
     h = int(num_heads)
     if h < 1:
         raise ValueError(f"num_heads must be >= 1; got {h}")
     if (K is None) != (V is None):
         raise ValueError("K and V must both be given, or neither (Q packed as [B, S, 3*H*D])")
+    if Q.dtype not in _ATTENTION_QKV_DTYPES:
+        raise ValueError(
+            f"Q has element type {Q.dtype}; Q, K and V must be float32 or float16 (all three the same type)"
+        )
     if K is None:
-        if Q.dtype != np.float32 or Q.ndim != 3 or Q.shape[2] % (3 * h):
+        if Q.ndim != 3 or Q.shape[2] % (3 * h):
             raise ValueError(
-                f"packed Q (K and V absent) must be 3-D float32 [B, S, 3*H*D] with H={h}; got {Q.dtype} {list(Q.shape)}"
+                f"packed Q (K and V absent) must be 3-D [B, S, 3*H*D] with H={h}; got {Q.dtype} {list(Q.shape)}"
             )
         Q, K, V = np.split(Q, 3, axis=2)
+    for name, t in (("K", K), ("V", V)):
+        if t.dtype != Q.dtype:
+            raise ValueError(
+                f"{name} has element type {t.dtype} but Q has {Q.dtype}; Q, K and V must be float32 or float16 "
+                "(all three the same type)"
+            )
     for name, t in (("Q", Q), ("K", K), ("V", V)):
-        if t.dtype != np.float32 or t.ndim != 3:
-            raise ValueError(f"{name} must be 3-D float32 [B, S, hidden]; got {t.dtype} {list(t.shape)}")
+        if t.ndim != 3:
+            raise ValueError(f"{name} must be 3-D [B, S, hidden]; got {t.dtype} {list(t.shape)}")
     (b, s, qk), (bk, t, kk), (bv, tv, vv) = Q.shape, K.shape, V.shape
     if not b == bk == bv:
         raise ValueError(f"Q, K and V must have the same batch size; got {b}, {bk}, {bv}")

@@ -15,6 +15,7 @@
 
 #include <type_traits>
 
+#include "fp8_attention_common.h"
 #include "fp8_epilogue_apply.h"  // multiprocessors()
 #include "fp8_numerics.h"
 #include "fp8_status.h"
@@ -22,6 +23,11 @@
 
 namespace fp8ort {
 namespace {
+
+using attention::finish_row;
+using attention::row_finish;
+using attention::StoreF32;
+using attention::StoreFp8;
 
 constexpr int kLanes = 32;  // logical warp
 constexpr int kRows = 8;    // query rows per logical warp
@@ -48,34 +54,6 @@ __device__ __forceinline__ float4 load_quad(const float* base, int64_t ld, int64
     const float* src = base + row * ld + c;
     if (vec) return *reinterpret_cast<const float4*>(src);
     return make_float4(src[0], c + 1 < cols ? src[1] : 0.0f, c + 2 < cols ? src[2] : 0.0f, c + 3 < cols ? src[3] : 0.0f);
-}
-
-// Y row store: float32 or q(y, y_scale) into FP8 format F.
-struct StoreF32 {
-    __device__ __forceinline__ static void put(void* y, int64_t i, float v, const fp8_divisor&) {
-        static_cast<float*>(y)[i] = v;
-    }
-};
-template <fp8ort_fp8_format F>
-struct StoreFp8 {
-    __device__ __forceinline__ static void put(void* y, int64_t i, float v, const fp8_divisor& d) {
-        static_cast<uint8_t*>(y)[i] = quantize_fp8<F>(v, d, true);
-    }
-};
-
-// How a finished query row is written (every kernel here): o / sum, or NaN (zeros with nan_to_zero) where the row's
-// probabilities are NaN (a NaN or +inf score: `bad`; or every score -inf: running maximum m still -inf); no keys
-// (T = 0) give zeros, as the unfused MatMul over an empty axis does.
-struct row_finish {
-    bool nan_row;
-    float inv;
-    __device__ __forceinline__ float value(float o, int nan_to_zero) const {
-        return nan_row ? (nan_to_zero ? 0.0f : NAN) : o * inv;
-    }
-};
-__device__ __forceinline__ row_finish finish_row(const fp8ort_attention_params& p, float sum, bool bad, float m) {
-    const bool empty = p.t == 0;
-    return row_finish{!empty && (bad || m == -INFINITY), empty ? 0.0f : 1.0f / sum};
 }
 
 // A split of the keys (attention_split_plan): the blocks of one query-row block each take `keys` keys (whole tiles)

@@ -92,6 +92,16 @@ FP8ORT_GPU_API fp8ort_status fp8ort_attention_ws(const float* q, const float* k,
                                                  const float* attn_bias, const fp8ort_attention_params* p, void* y,
                                                  fp8ort_dtype y_type, const float* y_scale, void* workspace,
                                                  size_t workspace_bytes, void* stream);
+/* fp8ort_attention_ws on float16 Q, K, V (bit patterns; the same params, strides in elements). NVIDIA GPUs of compute
+ * capability 8.0+ run it on the tensor cores for D = Dv <= 128 (float16 products, float32 sums, the probabilities
+ * rounded to float16 for P V, as docs/operators.md allows); elsewhere, or with FP8ORT_ATTENTION_F16=widen (read at
+ * each call), Q, K and V are widened to float32 in the workspace and fp8ort_attention_ws runs on them.
+ * workspace_bytes from fp8ort_attention_f16_workspace_bytes (0 where the tensor cores take it). */
+FP8ORT_GPU_API size_t fp8ort_attention_f16_workspace_bytes(const fp8ort_attention_params* p);
+FP8ORT_GPU_API fp8ort_status fp8ort_attention_f16(const void* q, const void* k, const void* v, const float* attn_bias,
+                                                  const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
+                                                  const float* y_scale, void* workspace, size_t workspace_bytes,
+                                                  void* stream);
 
 /* FP8GlobalAveragePool (docs/operators.md): X FP8 (x_type) viewed as [n, hw, c] (nhwc != 0) or [n, c, hw];
  * y[n * c + ch] = float32(sum over hw / hw) * *x_scale (x_scale: a device pointer; float32 sums). Few images with

@@ -406,6 +406,91 @@ def test_fp8_attention_packed(out, seed, library):
     assert got.tobytes() == want.tobytes(), f"{np.count_nonzero(got.view(np.uint8) != want.view(np.uint8))} bytes"
 
 
+def _to_float16(inputs: dict) -> dict:
+    """The case with Q (and K, V where given) in float16; attn_bias and y_scale stay float32."""
+    return {n: a.astype(np.float16) if n in ("Q", "K", "V") else a for n, a in inputs.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("packed", [False, True], ids=["qkv", "packed"])
+@pytest.mark.parametrize("out", list(ATTENTION_OUTPUTS), ids=list(ATTENTION_OUTPUTS))
+def test_fp8_attention_float16(out, packed, seed, library):
+    """Float16 Q, K, V (the quantizer's default): the reference gives the bits it gives for the same values in
+    float32, and the CPU kernel, which widens them exactly, the reference's bits (masks with finfo.min and -inf,
+    NaN rows, saturating FP8 outputs; poisoned output)."""
+    out_type = ATTENTION_OUTPUTS[out]
+    inputs, attrs = attention_case(np.random.default_rng(4200 + seed), out_type, packed=packed)
+    inputs = _to_float16(inputs)
+    want = attention_reference(inputs, attrs, out_type)
+    wide = {n: a.astype(np.float32) if n in ("Q", "K", "V") else a for n, a in inputs.items()}
+    assert want.tobytes() == attention_reference(wide, attrs, out_type).tobytes()
+    names = ["Q"] if packed else ["Q", "K", "V"]
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=names, output_dtype=out_type, **attrs)
+    got = run_poisoned(model, {n: inputs[n] for n in names}, want.shape, out_type, library)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes(), f"{np.count_nonzero(got.view(np.uint8) != want.view(np.uint8))} bytes"
+
+
+def _attention_with_float16_probabilities(inputs: dict, attrs: dict, rounded_sum: bool) -> np.ndarray:
+    """Float Y as a fused FP16 kernel may compute it (the contract allows it for float16 Q, K, V): the unnormalized
+    probabilities exp(s - m) rounded to float16 before the product with V, divided by their row sum (of the rounded
+    values with ``rounded_sum``, else of the unrounded ones)."""
+    q, k, v = (inputs[n].astype(np.float64) for n in ("Q", "K", "V"))
+    h = attrs["num_heads"]
+    (b, s, hd), t, hdv = q.shape, k.shape[1], v.shape[2]
+    d, dv = hd // h, hdv // h
+    qh, kh = q.reshape(b, s, h, d).transpose(0, 2, 1, 3), k.reshape(b, t, h, d).transpose(0, 2, 1, 3)
+    vh = v.reshape(b, t, h, dv).transpose(0, 2, 1, 3)
+    scale = np.float32(attrs.get("scale", 1.0 / np.sqrt(d)))
+    with np.errstate(all="ignore"):
+        scores = (qh @ kh.transpose(0, 1, 3, 2)).astype(np.float32) * scale
+        if "attn_bias" in inputs:
+            scores = scores + inputs["attn_bias"]
+        e = np.exp((scores - scores.max(axis=-1, keepdims=True)).astype(np.float64)).astype(np.float32)
+        e16 = e.astype(np.float16).astype(np.float64)
+        y = (e16 @ vh) / (e16 if rounded_sum else e).sum(axis=-1, keepdims=True, dtype=np.float64)
+    return y.transpose(0, 2, 1, 3).reshape(b, s, hdv)
+
+
+@pytest.mark.parametrize("rounded_sum", [False, True], ids=["sum-f32", "sum-f16"])
+@pytest.mark.parametrize("seed", range(6))
+def test_fp8_attention_float16_probability_bound(seed, rounded_sum):
+    """The contract's bound for kernels that round the probabilities to float16 holds for that rounding:
+    |Y - ref| <= 2^-10 * max_j |V[b, j, column]| (plus float32 rounding) wherever the reference is a number."""
+    inputs, attrs = attention_case(np.random.default_rng(4300 + seed), TensorProto.FLOAT, max_seq=40)
+    inputs = _to_float16(inputs)
+    want = attention_reference(inputs, {**attrs, "nan_to_zero": 0}, TensorProto.FLOAT).astype(np.float64)
+    got = _attention_with_float16_probabilities(inputs, attrs, rounded_sum)
+    vmax = np.abs(inputs["V"].astype(np.float64)).max(axis=1, keepdims=True)  # per batch and column
+    rows = np.isfinite(want)
+    bound = 2.0**-10 * vmax * (1 + 1e-6) + 1e-6 * np.abs(want)
+    assert rows.any()
+    assert (np.abs(got - want) <= bound)[rows].all(), np.max((np.abs(got - want) / vmax)[rows])
+
+
+@pytest.mark.parametrize(
+    ("types", "message"),
+    [
+        ((np.float16, np.float32, np.float32), "input K has element type float32 but Q has float16"),
+        ((np.float32, np.float32, np.float16), "input V has element type float16 but Q has float32"),
+        ((np.int32, np.int32, np.int32), "input Q has element type int32"),
+        ((np.float64, np.float64, np.float64), "input Q has element type float64"),
+        ((np.int8, None, None), "input Q has element type int8"),
+    ],
+)
+def test_fp8_attention_qkv_type_refusals(types, message, library):
+    """Q, K and V of different types, or of a type other than float32/float16: the kernel says which input and
+    what it takes; the reference refuses the same inputs."""
+    shapes = {"Q": [1, 4, 24] if types[1] is None else [1, 4, 8], "K": [1, 5, 8], "V": [1, 5, 8]}
+    inputs = {n: np.ones(shapes[n], t) for n, t in zip(("Q", "K", "V"), types) if t is not None}
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=list(inputs), num_heads=2)
+    with pytest.raises(Exception, match=message) as info:
+        ops.run(model, inputs, library)
+    assert "float32 or float16 (all three the same type)" in str(info.value)
+    with pytest.raises(ValueError, match="float32 or float16 \\(all three the same type\\)"):
+        reference.fp8_attention(inputs["Q"], inputs.get("K"), inputs.get("V"), num_heads=2)
+
+
 @pytest.mark.parametrize(
     ("q_shape", "give", "message"),
     [

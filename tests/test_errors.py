@@ -244,6 +244,9 @@ def test_fp8_max_pool_errors(attrs, x, patterns, library):
     _fails(model, {"X": x}, library, *patterns)
 
 
+QKV_TYPES = "float32 or float16 (all three the same type)"
+
+
 def _attention_inputs(**changes):
     rng = np.random.default_rng(0)
     inputs = {
@@ -276,7 +279,30 @@ def _attention_inputs(**changes):
             1,
             ["FP8Attention", "attn_bias", "float64"],
         ),
-        (_attention_inputs(Q=np.zeros((2, 3, 8), np.float16)), {"num_heads": 2}, 1, ["FP8Attention", "Q", "float16"]),
+        (
+            _attention_inputs(Q=np.zeros((2, 3, 8), np.float16)),
+            {"num_heads": 2},
+            1,
+            ["FP8Attention", "input K has element type float32 but Q has float16", QKV_TYPES],
+        ),
+        (
+            _attention_inputs(V=np.zeros((2, 5, 8), np.float16)),
+            {"num_heads": 2},
+            1,
+            ["FP8Attention", "input V has element type float16 but Q has float32", QKV_TYPES],
+        ),
+        (
+            _attention_inputs(Q=np.zeros((2, 3, 8), np.int32)),
+            {"num_heads": 2},
+            1,
+            ["FP8Attention", "input Q has element type int32", QKV_TYPES],
+        ),
+        (
+            _attention_inputs(Q=np.zeros((2, 3, 8), np.float64), K=None, V=None),
+            {"num_heads": 2},
+            1,
+            ["FP8Attention", "input Q has element type float64", QKV_TYPES],
+        ),
         (_attention_inputs(), {"num_heads": 2}, 17, ["FP8Attention", "y_scale"]),
         (_attention_inputs(y_scale=np.float32(0.0)), {"num_heads": 2}, 17, ["FP8Attention", "y_scale", "> 0"]),
         (_attention_inputs(y_scale=np.float32(np.nan)), {"num_heads": 2}, 17, ["FP8Attention", "y_scale", "finite"]),
@@ -287,4 +313,4 @@ def _attention_inputs(**changes):
 )
 def test_fp8_attention_errors(inputs, attrs, out_type, patterns, library):
     model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
-    _fails(model, {n: inputs[n] for n in ("Q", "K", "V")}, library, *patterns)
+    _fails(model, {n: inputs[n] for n in ("Q", "K", "V") if n in inputs}, library, *patterns)

@@ -1,6 +1,8 @@
 // FP8Attention on the CPU: each query row of each head as the reference computes it (docs/operators.md): the dot
 // products and the weighted sum of V in double (float32 products are exact there), each step rounded to float32 where
-// the reference rounds, so the result matches the reference up to the order of the double sums.
+// the reference rounds, so the result matches the reference up to the order of the double sums. Float16 Q, K and V
+// are widened to float32 first (exact) and take the same path: no rounding of the probabilities to float16, which the
+// contract allows a GPU kernel but does not require.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -29,7 +31,22 @@ class CpuAttention final : public Kernel {
       out.rounder = Fp8Rounder(fp8_format_of(out.type));
     }
     if (run.y.size == 0) return;
-    const float *q = run.q_data, *k = run.k_data, *v = run.v_data;
+    std::vector<float> wide_q, wide_k, wide_v;  // float16 inputs widened to float32, else unused
+    const float *q, *k, *v;
+    if (run.qkv_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
+      q = widen(run.q, wide_q);
+      if (s.packed) {  // K and V are the second and third thirds of each packed row
+        k = q + s.h * s.d;
+        v = q + 2 * s.h * s.d;
+      } else {
+        k = widen(run.k, wide_k);
+        v = widen(run.v, wide_v);
+      }
+    } else {
+      q = static_cast<const float*>(run.q_data);
+      k = static_cast<const float*>(run.k_data);
+      v = static_cast<const float*>(run.v_data);
+    }
     const float* bias = run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr;
     const int64_t rows = s.b * s.h * s.s;
     const int64_t per_row = std::max<int64_t>(1, s.t * (s.d + s.dv));
@@ -52,6 +69,14 @@ class CpuAttention final : public Kernel {
   }
 
  private:
+  // A float16 tensor as float32 (exact) in `buf`; its data pointer (only read where the tensor has elements).
+  static const float* widen(const Tensor& t, std::vector<float>& buf) {
+    buf.resize(static_cast<size_t>(t.size));
+    const uint16_t* h = static_cast<const uint16_t*>(t.data);
+    for (int64_t i = 0; i < t.size; ++i) buf[static_cast<size_t>(i)] = f16_to_f32(h[i]);
+    return buf.data();
+  }
+
   // One query row of one head: acc[e] = sum_j p[j] * V[j, e]; q, k, v point at the head's first column.
   void row(const AttentionShape& s, const float* q, const float* k, const float* v, const float* bias,
            std::vector<float>& p, std::vector<double>& acc) const {

@@ -562,8 +562,9 @@ class GpuMaxPool final : public Kernel {
   MaxPoolAttrs attrs_;
 };
 
-// FP8Attention: the contract's checks (ops/op_common), then the kernel on the compute stream (with scratch for a
-// split of the keys where fp8ort_attention_workspace_bytes asks for one); y_scale stays on the device.
+// FP8Attention: the contract's checks (ops/op_common), then the kernel for Q/K/V's type on the compute stream (with
+// the scratch its workspace_bytes asks for: a split of the keys, or float16 inputs widened); y_scale stays on the
+// device.
 class GpuAttention final : public Kernel {
  public:
   explicit GpuAttention(const OrtKernelInfo* info) : alloc_(info) {
@@ -594,11 +595,20 @@ class GpuAttention final : public Kernel {
     p.scale = s.scale;
     p.nan_to_zero = attrs_.nan_to_zero ? 1 : 0;
     const float* y_scale = is_fp8_type(attrs_.output_type) ? static_cast<const float*>(run.y_scale.data) : nullptr;
+    const float* bias = run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr;
+    const auto y_type = static_cast<fp8ort_dtype>(attrs_.output_type);
+    if (run.qkv_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {  // the tensor-core kernel, or float32 on widened copies
+      const size_t ws_bytes = fp8ort_attention_f16_workspace_bytes(&p);
+      DeviceBuffer workspace(alloc_.get(), ws_bytes);
+      gpu_check(fp8ort_attention_f16(run.q_data, run.k_data, run.v_data, bias, &p, run.y.mutable_data, y_type,
+                                     y_scale, workspace.get(), ws_bytes, compute_stream(ctx)),
+                "fp8ort_attention_f16");
+      return;
+    }
     const size_t ws_bytes = fp8ort_attention_workspace_bytes(&p);
     DeviceBuffer workspace(alloc_.get(), ws_bytes);  // the key splits' partial rows, or none
-    gpu_check(fp8ort_attention_ws(run.q_data, run.k_data, run.v_data,
-                                  run.bias.present() ? static_cast<const float*>(run.bias.data) : nullptr, &p,
-                                  run.y.mutable_data, static_cast<fp8ort_dtype>(attrs_.output_type), y_scale,
+    gpu_check(fp8ort_attention_ws(static_cast<const float*>(run.q_data), static_cast<const float*>(run.k_data),
+                                  static_cast<const float*>(run.v_data), bias, &p, run.y.mutable_data, y_type, y_scale,
                                   workspace.get(), ws_bytes, compute_stream(ctx)),
               "fp8ort_attention");
   }

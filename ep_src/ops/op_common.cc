@@ -682,6 +682,10 @@ AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_
   return s;
 }
 
+bool is_attention_qkv_type(ONNXTensorElementDataType t) {
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+}
+
 AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a) {
   AttentionRun r;
   r.q = input(ctx, 0);
@@ -689,11 +693,14 @@ AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a) {
   r.v = input(ctx, 2);
   r.bias = input(ctx, 3);
   r.y_scale = input(ctx, 4);
-  const char* names[3] = {"Q", "K", "V"};
-  const Tensor* qkv[3] = {&r.q, &r.k, &r.v};
-  for (int i = 0; i < 3; ++i) {
-    if (i == 0 || qkv[i]->present()) {
-      require_type(*qkv[i], names[i], qkv[i]->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32");
+  require_type(r.q, "Q", is_attention_qkv_type(r.q.type), kAttentionQkvTypes);
+  r.qkv_type = r.q.type;
+  const char* names[2] = {"K", "V"};
+  const Tensor* kv[2] = {&r.k, &r.v};
+  for (int i = 0; i < 2; ++i) {
+    if (kv[i]->present() && kv[i]->type != r.q.type) {
+      fail(std::string("input ") + names[i] + " has element type " + type_name(kv[i]->type) + " but Q has " +
+           type_name(r.q.type) + "; Q, K and V must be " + kAttentionQkvTypes);
     }
   }
   if (r.bias.present()) {
@@ -701,14 +708,16 @@ AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a) {
   }
   r.shape = attention_shape(a, r.q.shape, r.k.present() ? &r.k.shape : nullptr, r.v.present() ? &r.v.shape : nullptr,
                             r.bias.present() ? &r.bias.shape : nullptr);
-  r.q_data = static_cast<const float*>(r.q.data);
+  r.q_data = r.q.data;
   if (r.shape.packed) {
     // a zero-size Q may have no buffer; no element is read then
-    r.k_data = r.q_data == nullptr ? nullptr : r.q_data + r.shape.h * r.shape.d;
-    r.v_data = r.q_data == nullptr ? nullptr : r.q_data + 2 * r.shape.h * r.shape.d;
+    const int64_t elem = r.qkv_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ? 2 : 4;
+    const char* base = static_cast<const char*>(r.q_data);
+    r.k_data = base == nullptr ? nullptr : base + r.shape.h * r.shape.d * elem;
+    r.v_data = base == nullptr ? nullptr : base + 2 * r.shape.h * r.shape.d * elem;
   } else {
-    r.k_data = static_cast<const float*>(r.k.data);
-    r.v_data = static_cast<const float*>(r.v.data);
+    r.k_data = r.k.data;
+    r.v_data = r.v.data;
   }
   if (is_fp8_type(a.output_type)) {
     if (!r.y_scale.present()) fail("output_dtype is FP8 and needs y_scale (input 4)");

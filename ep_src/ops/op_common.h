@@ -187,13 +187,21 @@ struct AttentionShape {
 AttentionShape attention_shape(const AttentionAttrs& a, const std::vector<int64_t>& q, const std::vector<int64_t>* k,
                                const std::vector<int64_t>* v, const std::vector<int64_t>* bias_shape);
 
+// Q, K and V's element type: float32 or float16, one type for all three (float16 halves the projections' bytes
+// and lets a GPU kernel use FP16 tensor cores).
+bool is_attention_qkv_type(ONNXTensorElementDataType t);
+constexpr const char* kAttentionQkvTypes = "float32 or float16 (all three the same type)";
+
 // A kernel's FP8Attention run up to the arithmetic, the same on every device: inputs checked, the geometry, Y
 // allocated with output_dtype's type. y_scale is checked for presence, type and size here; its value is read by
 // the kernel (the CPU kernel checks it too, see read_scalar_scale).
 struct AttentionRun {
   Tensor q, k, v, bias, y_scale, y;
   AttentionShape shape;
-  const float *q_data = nullptr, *k_data = nullptr, *v_data = nullptr;  // packed: K and V point into Q
+  // Elements of qkv_type (FLOAT or FLOAT16, the same for all three); packed: K and V point into Q, h*d and 2*h*d
+  // elements after its start. Strides (AttentionShape's q_row, k_row, v_row) count elements, not bytes.
+  const void *q_data = nullptr, *k_data = nullptr, *v_data = nullptr;
+  ONNXTensorElementDataType qkv_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 };
 AttentionRun begin_attention(OrtKernelContext* ctx, const AttentionAttrs& a);
 

@@ -251,7 +251,10 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
     if (t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) continue;
     bool ok;
     const char* expected;
-    if (kind == OpKind::kAttention) {
+    if (kind == OpKind::kAttention && i < 3) {
+      ok = is_attention_qkv_type(t);
+      expected = kAttentionQkvTypes;
+    } else if (kind == OpKind::kAttention) {
       ok = t == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
       expected = "float32";
     } else if (kind == OpKind::kLayerNorm && i < 3) {
@@ -281,6 +284,16 @@ void check_input_types(OrtShapeInferContext* ctx, const OpSchema& op) {
     }
     if (!ok) {
       fail(std::string("input ") + op.inputs[i] + " has element type " + type_name(t) + "; expected " + expected);
+    }
+  }
+  if (kind == OpKind::kAttention) {  // K and V (when given) of Q's type
+    const ONNXTensorElementDataType q = infer_input_type(ctx, 0);
+    for (size_t i = 1; i < 3; ++i) {
+      const ONNXTensorElementDataType t = infer_input_type(ctx, i);
+      if (q != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && t != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && t != q) {
+        fail(std::string("input ") + op.inputs[i] + " has element type " + type_name(t) + " but Q has " +
+             type_name(q) + "; Q, K and V must be " + kAttentionQkvTypes);
+      }
     }
   }
 }

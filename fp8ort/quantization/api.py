@@ -200,6 +200,7 @@ class Plan:
         self.search_estimate_db: float | None = None  # the search's SQNR estimate of its final choice
         self.float_residuals: frozenset[str] = frozenset()  # groups whose residual input Z stays float (target)
         self.amax: dict[str, float] = {}
+        self.observed_max: dict[str, float] = {}  # the largest finite |x| of each calibrated tensor (not clipped)
         self.x_mean: dict[str, np.ndarray] = {}  # per-channel mean of each group's input (bias correction)
         self.feeds: list[cal.Feed] = []
         self.float_cache: list[dict[str, Any]] = []
@@ -271,6 +272,7 @@ class Plan:
             )
         pow2 = cfg.power_of_two_scales
         self.amax = {n: col.amax_for(n, cfg.calibration_method, cfg.fp8, cfg.percentile, pow2) for n in names}
+        self.observed_max = {n: col.amax.get(n, 0.0) for n in names}
         if cfg.weight_rounding == "compensated":
             from .rounding import optimize_rounding
 
@@ -357,7 +359,7 @@ class Plan:
                 g.quantized = False
             elif self.config.bias_correction and g.x.name in self.x_mean:
                 correct_bias(g, self.config.fp8, self.x_mean[g.x.name])
-        emit(model, groups, self.amax, self.config, fmt, switches, self.float_residuals)
+        emit(model, groups, self.amax, self.config, fmt, switches, self.float_residuals, self.observed_max)
         self.fp8_weights.update({g.name: g.fp8_weight for g in groups if g.fp8_weight is not None})
         if final:
             model.metadata_props[METADATA_KEY] = self.config.to_json()
@@ -399,6 +401,10 @@ class Plan:
         _pool_reports(nodes, quantized)
         _attention_reports(nodes, quantized)
         _island_reports(nodes, quantized)
+        if self.config.format == "fp8ort" and self.config.fuse_attention and self.config.attention_float16:
+            note = _float16_attention_note(quantized)
+            if note:
+                self.notes.append(note)
         if self.config.format == "qdq" and any(g.kind != "Conv" for g in quantized_groups):
             self.notes.append(
                 "onnxruntime 1.30 and 1.31 fuse FP8 DequantizeLinear->MatMul into MatMulIntegerToFloat and then "
@@ -531,6 +537,18 @@ def _attention_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:
             n.status, n.reason = lines[n.name]
         elif n.name in fused:
             n.status, n.reason, n.fused_into = "fused", "", fused[n.name]
+
+
+def _float16_attention_note(quantized: ir.Model) -> str | None:
+    """How many FP8Attentions read float16 Q, K and V (``attention_float16``); their report lines say why not."""
+    attns = [n for n in quantized.graph if n.domain == "com.fp8ort" and n.op_type == "FP8Attention"]
+    if not attns:
+        return None
+    half = sum(n.inputs[0].dtype == ir.DataType.FLOAT16 for n in attns)
+    note = f"attention_float16: {half} of {len(attns)} FP8Attention read float16 Q, K and V from their projections"
+    if half < len(attns):
+        note += f"; {len(attns) - half} keep float32 (their report lines say why)"
+    return note
 
 
 def _island_reports(nodes: list[NodeReport], quantized: ir.Model) -> None:

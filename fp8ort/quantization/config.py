@@ -51,6 +51,11 @@ class QuantizeConfig:
             ``Softmax``, ``MatMul``, head merge; Hugging Face encoder exports) by one ``com.fp8ort.FP8Attention``
             (float32 attention, FP8 output for the out-projection with ``fp8_activations``). Format ``fp8ort``
             only; a block that does not fit stays float with its reason in the report.
+        attention_float16: with ``fuse_attention``, let the FP8MatMul projections that only FP8Attention reads write
+            float16 Q, K and V (``output_dtype`` FLOAT16): half the bytes, and FP16 tensor cores for the GPU's
+            attention (docs/operators.md, FP8Attention). A projection whose output the calibration data saw above
+            16384 in magnitude (a quarter of float16's range) keeps float32; each FP8Attention's report line says
+            which type its Q, K and V have and why. ``False`` keeps float32 Q, K and V.
         accuracy_target_db: when set, keep the layers with the most output noise per MAC in float until the
             SQNR of the model's outputs against the float model on the calibration data reaches this many dB
             (per-layer sensitivity measured on the calibration data; the report lists the layers kept).
@@ -97,6 +102,7 @@ class QuantizeConfig:
     fp8_format: str = "e4m3fn"
     fp8_activations: bool = True
     fuse_attention: bool = True
+    attention_float16: bool = True
     accuracy_target_db: float | None = None
     bias_correction: bool = True
     activation_shift: bool | None = None

@@ -16,16 +16,29 @@ Each output column is computed as before: the same sum over ``K`` of the same FP
 ``a_scale * b_scale[n]``, plus the same ``bias[n]`` (bit-identical on the CPU kernels; GPU kernels may sum in another
 order for another ``N``, as the contract's float32 accumulation allows). The GPU runs one GEMM with one epilogue
 instead of three of each, for wider tiles at large batch and a third of the launches at batch 1.
+
+``Float16QkvPass`` then lets those projections write float16 for the attention (``QuantizeConfig.attention_float16``):
+half the bytes written and read, and a GPU kernel can run the attention's products on FP16 tensor cores (float32
+attention was BERT-base's largest item on an H100, 115 us per layer). float16 holds the projections' values to a
+relative 2^-11, far below the FP8 rounding of their inputs; its range ends at 65504, so a projection whose output
+the calibration data saw above ``FLOAT16_QKV_LIMIT`` keeps float32, and the report says which with the maximum.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import onnx_ir as ir
 
+from .attention import ATTENTION_INFO_KEY
 from .prepare import attr_value, const_array, is_std, new_initializer, single_consumer
 
 FP8ORT_DOMAIN = "com.fp8ort"
+QKV_SOURCES_KEY = "fp8ort.qkv_sources"  # packed FP8MatMul node.meta: the calibrated outputs of the three it replaced
+# The largest |x| a projection's output may have reached on the calibration data for it to be written in float16: a
+# quarter of float16's largest finite value (65504), headroom for inputs a little beyond the calibration data's.
+FLOAT16_QKV_LIMIT = 16384.0
 
 
 def _projection(v: ir.Value | None, attn: ir.Node) -> ir.Node | None:
@@ -246,6 +259,7 @@ class PackQkvPass(ir.passes.InPlacePass):
             outputs=[y],
             name=f"{name}.qkv",
         )
+        node.meta[QKV_SOURCES_KEY] = [p.outputs[0].name for p in projs]  # their ranges are the packed output's
         graph.insert_before(attn, node)
         _read_packed(graph, attn, y, projs)
         return True
@@ -258,3 +272,89 @@ def _read_packed(graph: ir.Graph, attn: ir.Node, packed: ir.Value, producers: li
     attn.replace_input_with(2, None)
     for p in producers:
         graph.remove(p, safe=True)
+
+
+class Float16QkvPass(ir.passes.InPlacePass):
+    """Q, K and V in float16: each FP8Attention whose Q, K and V (or packed Q) are written by FP8MatMuls as float32
+    with no activation, read by FP8Attentions only (as Q, K or V), gets them in float16 (``output_dtype`` FLOAT16 on
+    those FP8MatMuls), unless the calibration data saw a projection output larger than ``FLOAT16_QKV_LIMIT``.
+
+    ``observed_max``: the largest finite ``|x|`` of each calibrated tensor (the projections' outputs carry their
+    float model names; a packed projection lists its three in ``node.meta[QKV_SOURCES_KEY]``). Every FP8Attention's
+    report line (``node.meta[ATTENTION_INFO_KEY]``) gets which type its Q, K and V have, and why where float32.
+    """
+
+    def __init__(self, observed_max: Mapping[str, float]) -> None:
+        super().__init__()
+        self.observed_max = observed_max
+
+    def call(self, model: ir.Model) -> ir.passes.PassResult:
+        attns = [n for n in model.graph if n.domain == FP8ORT_DOMAIN and n.op_type == "FP8Attention"]
+        inputs = {id(a): list({id(v): v for v in a.inputs[:3] if v is not None}.values()) for a in attns}
+        reasons: dict[int, str] = {}
+        maxima: dict[int, float] = {}
+        for a in attns:
+            try:
+                maxima[id(a)] = max([self._check(v) for v in inputs[id(a)]], default=0.0)
+            except _KeepFloat32 as why:
+                reasons[id(a)] = str(why)
+        # A projection read by several attentions (K and V shared across blocks) changes type for all of them or for
+        # none: an attention keeping float32 keeps its projections float32 for the others too.
+        changed = True
+        while changed:
+            changed = False
+            for a in attns:
+                if id(a) in reasons:
+                    continue
+                for v in inputs[id(a)]:
+                    other = next((u.node for u in v.uses() if id(u.node) in reasons), None)
+                    if other is not None:
+                        reasons[id(a)] = f"{v.name} is also read by {other.name}, which keeps float32 Q, K and V"
+                        changed = True
+                        break
+        for a in attns:
+            if id(a) in reasons:
+                line = f"; float32 Q, K and V: {reasons[id(a)]}"
+            else:
+                for v in inputs[id(a)]:
+                    p = v.producer()
+                    p.attributes["output_dtype"] = ir.AttrInt64("output_dtype", int(ir.DataType.FLOAT16))
+                    v.type = ir.TensorType(ir.DataType.FLOAT16)
+                line = f"; float16 Q, K and V (projection max |x| {maxima[id(a)]:.4g} on the calibration data)"
+            a.meta[ATTENTION_INFO_KEY] = a.meta.get(ATTENTION_INFO_KEY, "FP8Attention") + line
+        return ir.passes.PassResult(model, bool(attns))  # the report lines at least
+
+    def _check(self, v: ir.Value) -> float:
+        """The calibrated maximum of ``v``, a float32 projection that may turn float16; raises ``_KeepFloat32``
+        with the reason where it may not."""
+        p = v.producer()
+        if p is None or p.domain != FP8ORT_DOMAIN or p.op_type != "FP8MatMul":
+            what = "a graph input or initializer" if p is None else f"{p.op_type} {p.name}"
+            raise _KeepFloat32(f"{v.name} comes from {what}, not from an FP8MatMul")
+        out_type = attr_value(p, "output_dtype", int(ir.DataType.FLOAT))  # the type it writes, annotated or not
+        if out_type != ir.DataType.FLOAT or v.dtype not in (None, ir.DataType.FLOAT):
+            raise _KeepFloat32(f"the projection {p.name} writes {ir.DataType(out_type).name.lower()}, not float32")
+        if attr_value(p, "activation", "") not in ("", b""):
+            raise _KeepFloat32(f"the projection {p.name} has a fused activation")
+        if v.is_graph_output():
+            raise _KeepFloat32(f"{v.name} is a graph output")
+        for u in v.uses():
+            n = u.node
+            if not (n.domain == FP8ORT_DOMAIN and n.op_type == "FP8Attention" and u.idx < 3):
+                raise _KeepFloat32(f"{v.name} is also read by {n.op_type} {n.name}")
+        top = 0.0
+        for name in p.meta.get(QKV_SOURCES_KEY, [v.name]):
+            m = self.observed_max.get(name)
+            if m is None:
+                raise _KeepFloat32(f"no calibrated range for {name}")
+            if not m <= FLOAT16_QKV_LIMIT:
+                raise _KeepFloat32(
+                    f"{name} reached max |x| {m:.4g} on the calibration data, above {FLOAT16_QKV_LIMIT:g} "
+                    "(float16 ends at 65504)"
+                )
+            top = max(top, m)
+        return top
+
+
+class _KeepFloat32(Exception):
+    """Why an attention's Q, K and V stay float32 (the report line's reason)."""

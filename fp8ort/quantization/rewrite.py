@@ -21,7 +21,7 @@ from .layout import Fp8MaxPoolPass, SinkLayoutTransposesPass
 from .mask import DropMaskExpandPass
 from .pooling import rewrite_pooling
 from .prepare import is_std, new_initializer
-from .qkv import PackQkvPass, SplitQkvHeadsPass
+from .qkv import Float16QkvPass, PackQkvPass, SplitQkvHeadsPass
 from .rules import Group, fp8_outputs, pooled_fp8_outputs
 from .shared_input import ShareInputQuantizePass
 
@@ -93,11 +93,13 @@ class _Emitter:
         config: QuantizeConfig,
         switches: bool = False,
         float_z: frozenset[str] = frozenset(),
+        observed_max: dict[str, float] | None = None,
     ) -> None:
         self.model, self.graph, self.groups, self.config = model, model.graph, groups, config
         self.switches = switches
         self.fmt = config.fp8
         self.amax = amax
+        self.observed_max = observed_max or {}  # max |x| seen in calibration (amax may be a clipped range)
         self.fp8_out = fp8_outputs(groups, config, float_z)
         # conv outputs read by spatial means and squeeze-excitation gates that go FP8 too (both emitters agree)
         self.pooling = pooled_fp8_outputs(groups, config, float_z, self.fp8_out)
@@ -177,6 +179,8 @@ class Fp8OrtEmitter(_Emitter):
             Fp8AttentionPass(fp8_output=self.config.fp8_activations)(self.model)
             DropMaskExpandPass()(self.model)  # FP8Attention broadcasts the mask: its Expand and shape nodes go
             PackQkvPass()(self.model)  # the Q, K and V projections of one input: one FP8MatMul, the packed form
+            if self.config.attention_float16:  # those projections write float16 where their range fits
+                Float16QkvPass(self.observed_max)(self.model)
         FoldConstantLookupPass()(self.model)  # a lookup with constant ids (token types) folds into the word table
         if self.config.fp8_activations:  # a float tensor several FP8 ops quantize alike: one FP8Quantize for all
             ShareInputQuantizePass()(self.model)
@@ -493,11 +497,15 @@ def emit(
     fmt: str,
     switches: bool = False,
     float_z: frozenset[str] = frozenset(),
+    observed_max: dict[str, float] | None = None,
 ) -> ir.Model:
     """Rewrite ``model`` in place (its ``groups`` matched on it) into format ``fp8ort`` or ``qdq``
     (``switches``: the QDQ sensitivity model with one FP8 on/off input per group, see :class:`QdqEmitter`;
-    ``float_z``: groups whose residual input stays high precision)."""
-    emitter = (Fp8OrtEmitter if fmt == "fp8ort" else QdqEmitter)(model, groups, amax, config, switches, float_z)
+    ``float_z``: groups whose residual input stays high precision; ``observed_max``: the largest ``|x|`` calibration
+    saw of each calibrated tensor, which decides where attention's Q, K and V may be float16)."""
+    emitter = (Fp8OrtEmitter if fmt == "fp8ort" else QdqEmitter)(
+        model, groups, amax, config, switches, float_z, observed_max
+    )
     for g in groups:
         if g.quantized:
             emitter.emit(g)

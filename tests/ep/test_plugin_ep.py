@@ -35,6 +35,7 @@ from ..test_cpu_kernels import (
     _add_residual_and_output_scale,
     _conv_inputs,
     _make_tensor,
+    _to_float16,
     _variant_id,
     attention_case,
     max_pool_case,
@@ -160,6 +161,32 @@ def test_fp8_attention_on_the_ep(out, seed, library):
     inputs, attrs = attention_case(np.random.default_rng(5100 + seed), out_type, packed=True)
     model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q"], output_dtype=out_type, **attrs)
     _check_op(model, {"Q": inputs["Q"]}, library)
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("packed", [False, True], ids=["qkv", "packed"])
+@pytest.mark.parametrize("out", list(ATTENTION_OUTPUTS), ids=list(ATTENTION_OUTPUTS))
+def test_fp8_attention_float16_on_the_ep(out, packed, seed, library):
+    """Float16 Q, K, V (the quantizer's default) on the EP: the custom-op route's bits."""
+    out_type = ATTENTION_OUTPUTS[out]
+    inputs, attrs = attention_case(np.random.default_rng(5200 + seed), out_type, packed=packed)
+    inputs = _to_float16(inputs)
+    names = ["Q"] if packed else ["Q", "K", "V"]
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=names, output_dtype=out_type, **attrs)
+    _check_op(model, {n: inputs[n] for n in names}, library)
+
+
+def test_fp8_attention_mixed_types_on_the_ep():
+    """Q float16 with K and V float32 on the EP: the kernel's message names K and the types it takes."""
+    rng = np.random.default_rng(5300)
+    feeds = {
+        "Q": rng.standard_normal((1, 3, 8)).astype(np.float16),
+        "K": rng.standard_normal((1, 5, 8)).astype(np.float32),
+        "V": rng.standard_normal((1, 5, 8)).astype(np.float32),
+    }
+    model = ops.make_op_model("FP8Attention", feeds, graph_inputs=list(feeds), num_heads=2)
+    with pytest.raises(Exception, match=r"input K has element type float32 but Q has float16.*all three the same"):
+        fp8ort.InferenceSession(model, device="cpu", strict=True).run(None, feeds)
 
 
 @pytest.mark.parametrize("seed", range(2))

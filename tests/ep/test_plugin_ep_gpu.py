@@ -266,6 +266,113 @@ def test_attention_with_infinite_inputs_on_gpu_device(where, attention_kernel, l
     assert np.abs(got[fin] - want[fin]).max() <= 2e-5 * np.abs(want[fin]).max()
 
 
+@pytest.fixture(params=["tc4", "tc2", "tc1", "widen"])
+def attention_f16_route(request, monkeypatch) -> str:
+    """FP8Attention's route for float16 Q/K/V: the tensor-core kernel with blocks of 4, 2 or 1 warps
+    (FP8ORT_ATTENTION_F16_WARPS, read at each launch), or Q, K and V widened to float32 for the float32 kernels
+    (FP8ORT_ATTENTION_F16=widen; the route of AMD GPUs and NVIDIA GPUs before sm_80)."""
+    monkeypatch.setenv("FP8ORT_ATTENTION_F16", "widen" if request.param == "widen" else "tc")
+    monkeypatch.setenv("FP8ORT_ATTENTION_F16_WARPS", request.param[2:] if request.param != "widen" else "4")
+    monkeypatch.delenv("FP8ORT_ATTENTION", raising=False)
+    return request.param
+
+
+def _run_attention_poisoned(sess, feeds: dict, shape: tuple) -> np.ndarray:
+    """Run with Y bound to device memory holding a NaN pattern first: every element must be written."""
+    vendor = fp8ort.select_device("gpu").device.vendor_id
+    binding = sess.io_binding()
+    keep = [ort.OrtValue.ortvalue_from_numpy(v, "gpu", 0, vendor) for v in feeds.values()]
+    for name, v in zip(feeds, keep):
+        binding.bind_ortvalue_input(name, v)
+    poison = np.full(shape, 0x7FC00001, np.uint32).view(np.float32)
+    y = ort.OrtValue.ortvalue_from_numpy(poison, "gpu", 0, vendor)
+    binding.bind_ortvalue_output("Y", y)
+    sess.run_with_iobinding(binding)
+    binding.synchronize_outputs()
+    return y.numpy()
+
+
+def _check_attention_f16(got: np.ndarray, want: np.ndarray, v: np.ndarray, out_type: int, exact_p: bool) -> None:
+    """float16 Q/K/V (docs/operators.md): float outputs within float16 rounding of the probabilities (2^-10 of
+    max |V|) plus float32 rounding, or float32 rounding alone where the probabilities are not rounded (the widened
+    route); FP8 outputs at most one step from the reference, nearly all identical; NaN rows where the reference has
+    them."""
+    w, g = want.astype(np.float32), got.astype(np.float32)
+    assert np.array_equal(np.isnan(g), np.isnan(w)), "NaN rows differ"
+    ok = ~np.isnan(w)
+    if nx.is_fp8(out_type):
+        c_w = want.view(np.uint8)[ok].astype(np.int32)
+        c_g = got.view(np.uint8)[ok].astype(np.int32)
+        step = np.abs(np.where(c_w & 0x80, -(c_w & 0x7F), c_w & 0x7F) - np.where(c_g & 0x80, -(c_g & 0x7F), c_g & 0x7F))
+        same = (step == 0).mean() if step.size else 1.0
+        assert step.max(initial=0) <= 1 and same >= 0.98, (step.max(initial=0), same)
+    else:
+        tol = 2e-5 * np.abs(w[ok]).max(initial=1.0)
+        if not exact_p:
+            tol += 2.0**-10 * float(np.abs(v.astype(np.float32)).max(initial=0.0))
+        assert np.abs(g[ok] - w[ok]).max(initial=0.0) <= tol
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2])
+@pytest.mark.parametrize("head", [24, 64, 128])  # the tensor-core kernel's two head-size variants
+def test_attention_float16_on_gpu_device_matches_the_reference(head, out_type, seed, attention_f16_route, library):
+    """FP8Attention on float16 Q, K, V (as the quantizer's projections write them) against the reference on the same
+    values: fresh shapes, broadcast masks with finfo.min and -inf (wholly masked rows: NaN, or zeros with
+    nan_to_zero), FP8 outputs past the format's range; float outputs written over a NaN pattern."""
+    from ..test_cpu_kernels import attention_case, attention_reference
+
+    rng = np.random.default_rng(6600 + seed)
+    inputs, attrs = attention_case(rng, out_type, max_head=head, max_seq=150)
+    b, s, _ = inputs["Q"].shape
+    t, h = inputs["K"].shape[1], attrs["num_heads"]
+    d = int(rng.integers(head // 2 + 1, head + 1))  # D = Dv in the variant's upper range
+    inputs["Q"] = (rng.standard_normal((b, s, h * d)) * 2).astype(np.float16)
+    inputs["K"] = rng.standard_normal((b, t, h * d)).astype(np.float16)
+    inputs["V"] = (rng.standard_normal((b, t, h * d)) * 50).astype(np.float16)
+    model = ops.make_op_model("FP8Attention", inputs, graph_inputs=["Q", "K", "V"], output_dtype=out_type, **attrs)
+    sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+    _all_on_ep(sess)
+    feeds = {n: inputs[n] for n in ("Q", "K", "V")}
+    wide = {n: (x.astype(np.float32) if n in feeds else x) for n, x in inputs.items()}
+    want = attention_reference(wide, attrs, out_type)
+    got = ops.run(sess, feeds)[0] if nx.is_fp8(out_type) else _run_attention_poisoned(sess, feeds, want.shape)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    _check_attention_f16(got, want, inputs["V"], out_type, attention_f16_route == "widen")
+
+
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN])
+@pytest.mark.parametrize(("b", "s", "d"), [(2, 200, 64), (32, 128, 64), (3, 77, 30), (2, 130, 128), (1, 5, 8)])
+def test_attention_float16_packed_gives_the_bits_of_three_inputs(b, s, d, out_type, attention_f16_route, library):
+    """float16 Q/K/V side by side in one [B, S, 3*H*D] tensor (the quantizer's packed projection) against three
+    inputs: the same bits, both near the reference. S = 200: four key tiles, so both shared-memory buffers turn over;
+    D = 30: element-wise tile loads; a mask on the second half of the keys."""
+    from ..test_cpu_kernels import attention_reference
+
+    rng = np.random.default_rng(6700 + b + s + d + out_type)
+    h = 3
+    qkv = rng.standard_normal((b, s, 3 * h * d)).astype(np.float32)
+    qkv[..., 2 * h * d :] *= 50
+    qkv = qkv.astype(np.float16)
+    bias = np.zeros((b, 1, 1, s), np.float32)
+    bias[..., s // 2 + 1 :] = np.finfo(np.float32).min
+    extra = {"attn_bias": bias, **({"y_scale": np.float32(0.05)} if nx.is_fp8(out_type) else {})}
+    attrs = {"num_heads": h}
+    q, k, v = (np.ascontiguousarray(a) for a in np.split(qkv, 3, axis=2))
+    outs = []
+    for feeds in ({"Q": qkv}, {"Q": q, "K": k, "V": v}):
+        model = ops.make_op_model(
+            "FP8Attention", {**feeds, **extra}, graph_inputs=list(feeds), output_dtype=out_type, **attrs
+        )
+        sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
+        _all_on_ep(sess)
+        outs.append(ops.run(sess, feeds)[0])
+    packed, three = outs
+    assert packed.dtype == three.dtype and packed.tobytes() == three.tobytes()
+    want = attention_reference({"Q": qkv.astype(np.float32), **extra}, attrs, out_type)
+    _check_attention_f16(packed, want, v, out_type, attention_f16_route == "widen")
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=str)
 @pytest.mark.parametrize("cols", [None, 768], ids=["random", "c768"])  # 768: the warp-per-row kernel

@@ -1,0 +1,494 @@
+// FP8Attention on float16 Q, K, V (docs/operators.md): the query/key/value projection writes float16, and on NVIDIA
+// GPUs of compute capability 8.0+ the attention runs on the tensor cores in the way fused FP16 attention kernels do:
+// S = Q K^T by mma.sync m16n8k16 (float16 operands, exact products, float32 sums), scale, bias and the online softmax
+// in float32 on the accumulators, the unnormalized probabilities rounded to float16 as the A operand of P V (the
+// contract's allowance for float16 inputs), float32 sums of P V, the row sum of the unrounded probabilities.
+//
+// Block: WARPS warps of 16 query rows (4 where the grid fills the GPU, fewer for small batches); key/value tiles of 64
+// keys, double-buffered in shared memory (cp.async where rows are 16-byte aligned) with rows padded by 16 bytes so that
+// ldmatrix reads them without bank conflicts. Q's A fragments stay in registers; S stays in the accumulators, which are
+// P's A fragments as they are (the m16n8 accumulator layout of two 8-key atoms is the m16n8k16 A layout of 16 keys);
+// V's B fragments come from ldmatrix.trans.
+//
+// Elsewhere (AMD, NVIDIA before sm_80, head sizes past 128, FP8ORT_ATTENTION_F16=widen) Q, K and V are widened to
+// float32 in the workspace and the float32 kernels run: exact float32 arithmetic on the same values, which the contract
+// allows too.
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp8_attention_common.h"
+#include "fp8_epilogue_apply.h"  // multiprocessors()
+#include "fp8_numerics.h"
+#include "fp8_status.h"
+
+namespace fp8ort {
+namespace {
+
+using attention::finish_row;
+using attention::row_finish;
+using attention::StoreF32;
+using attention::StoreFp8;
+
+// Widened copies for the float32 route: a [rows, width] float32 matrix from rows of `ld` float16 elements.
+__global__ void widen_rows_kernel(const uint16_t* __restrict__ src, int64_t ld, int64_t rows, int64_t width,
+                                  float* __restrict__ dst) {
+    const int64_t total = rows * width;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+         i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        const int64_t r = i / width, c = i - r * width;
+        dst[i] = fp8ort_half_bits_to_float(src[r * ld + c]);
+    }
+}
+
+fp8ort_status widen_rows(const uint16_t* src, int64_t ld, int64_t rows, int64_t width, float* dst,
+                         hipStream_t stream) {
+    const int64_t total = rows * width;
+    if (total == 0) return FP8ORT_OK;
+    int64_t blocks = (total + 255) / 256;
+    const int64_t cap = static_cast<int64_t>(multiprocessors()) * 8;
+    if (blocks > cap) blocks = cap;
+    widen_rows_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(src, ld, rows, width, dst);
+    return check_launch("fp8ort_attention_f16 (widening Q, K, V to float32)");
+}
+
+// Parameters of the float32 run on the widened copies: compact rows.
+fp8ort_attention_params widened_params(const fp8ort_attention_params& p) {
+    fp8ort_attention_params w = p;
+    w.q_row = p.h * p.d;
+    w.k_row = p.h * p.d;
+    w.v_row = p.h * p.dv;
+    return w;
+}
+
+constexpr size_t kWsAlign = 256;  // offsets of the widened copies inside the workspace
+size_t align_up(size_t n) { return (n + kWsAlign - 1) / kWsAlign * kWsAlign; }
+
+// Bytes of the widened Q, K, V (each aligned), then the float32 kernel's own workspace.
+struct widen_layout {
+    size_t q_bytes = 0, k_bytes = 0, v_bytes = 0, inner = 0;
+    size_t total() const { return q_bytes + k_bytes + v_bytes + inner; }
+};
+widen_layout widen_plan(const fp8ort_attention_params& p) {
+    widen_layout w;
+    w.q_bytes = align_up(static_cast<size_t>(p.b * p.s * p.h * p.d) * sizeof(float));
+    w.k_bytes = align_up(static_cast<size_t>(p.b * p.t * p.h * p.d) * sizeof(float));
+    w.v_bytes = align_up(static_cast<size_t>(p.b * p.t * p.h * p.dv) * sizeof(float));
+    const fp8ort_attention_params wp = widened_params(p);
+    w.inner = fp8ort_attention_workspace_bytes(&wp);
+    return w;
+}
+
+#if defined(FP8ORT_CUDA)
+constexpr int kF16Keys = 64;  // keys per tile
+
+template <int DMAX>
+struct F16Tile {
+    static constexpr int kLd = DMAX + 8;  // halves per shared row: 16 bytes of padding, conflict-free ldmatrix rows
+    static constexpr int kBufHalves = kF16Keys * kLd;  // one K or V tile
+    static constexpr size_t kSmemBytes = 4 * size_t(kBufHalves) * sizeof(uint16_t);  // K and V, two buffers each
+};
+
+__device__ __forceinline__ void cp_async16(uint16_t* dst, const uint16_t* src, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
+#else
+    (void)dst, (void)src, (void)valid;
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+__device__ __forceinline__ void ldsm_x4(const uint16_t* p, uint32_t (&r)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+#else
+    (void)p, r[0] = r[1] = r[2] = r[3] = 0u;
+#endif
+}
+__device__ __forceinline__ void ldsm_x4_trans(const uint16_t* p, uint32_t (&r)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+#else
+    (void)p, r[0] = r[1] = r[2] = r[3] = 0u;
+#endif
+}
+
+// c += a * b: m16n8k16, float16 operands, float32 accumulators
+__device__ __forceinline__ void mma_f16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    (void)c, (void)a, (void)b0, (void)b1;
+    FP8ORT_TRAP();  // never launched below sm_80 (attention_f16_tc_runs)
+#endif
+}
+
+// Two float32 values rounded to float16, lo in the low half (the lower key / column index of a fragment pair)
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
+    uint32_t r = 0u;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    (void)lo, (void)hi;
+#endif
+    return r;
+}
+
+// One K or V tile: rows j0 .. j0 + 63 of a [T, ld] float16 matrix (columns from the head's first), zeros past T and
+// past `cols` (so that padded columns and keys add nothing). `vec`: 16-byte chunks by cp.async (cols % 8 == 0,
+// aligned rows); else element by element.
+template <int DMAX>
+__device__ __forceinline__ void load_tile_f16(uint16_t* dst, const uint16_t* src, int64_t ld, int64_t j0, int64_t t,
+                                              int cols, bool vec, int tid, int nthreads) {
+    constexpr int kChunks = DMAX / 8, kLd = F16Tile<DMAX>::kLd;
+    for (int c = tid; c < kF16Keys * kChunks; c += nthreads) {
+        const int r = c / kChunks, col = (c % kChunks) * 8;
+        const int64_t j = j0 + r;
+        uint16_t* to = dst + r * kLd + col;
+        if (vec) {
+            const bool inside = j < t && col < cols;
+            cp_async16(to, inside ? src + j * ld + col : src, inside);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) to[e] = j < t && col + e < cols ? src[j * ld + col + e] : uint16_t{0};
+        }
+    }
+}
+
+template <int DMAX, int WARPS, class Out>
+__global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_t* __restrict__ q,
+                                                                   const uint16_t* __restrict__ k,
+                                                                   const uint16_t* __restrict__ v,
+                                                                   const float* __restrict__ bias,
+                                                                   fp8ort_attention_params p, void* __restrict__ y,
+                                                                   const float* __restrict__ y_scale, bool vec) {
+    using Tile = F16Tile<DMAX>;
+    constexpr int kLd = Tile::kLd, kKsteps = DMAX / 16, kAtoms = DMAX / 8, kThreads = WARPS * 32;
+    extern __shared__ uint4 smem_f16[];
+    uint16_t* smem = reinterpret_cast<uint16_t*>(smem_f16);  // K0, V0, K1, V1
+    const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+    const int g = lane / 4, t4 = lane % 4;  // fragment coordinates: group (row) and thread in group
+    const int64_t b = blockIdx.z, h = blockIdx.y, i0 = static_cast<int64_t>(blockIdx.x) * (16 * WARPS) + warp * 16;
+    const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
+    const int ksteps = (d + 15) / 16, vatoms = (dv + 7) / 8;
+
+    // Q's A fragments: a0 (row g, columns 16 kk + 2 t4, + 1), a1 (row g + 8), a2 (row g, columns + 8), a3 (row g + 8,
+    // columns + 8); zeros past S and D
+    uint32_t qa[kKsteps][4];
+    const uint16_t* qb = q + b * p.s * p.q_row + h * p.d;
+#pragma unroll
+    for (int kk = 0; kk < kKsteps; ++kk)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int64_t row = i0 + g + 8 * (e & 1);
+            const int col = 16 * kk + 2 * t4 + 8 * (e >> 1);
+            const uint16_t* src = qb + row * p.q_row + col;
+            const uint32_t lo = row < p.s && col < d ? src[0] : 0u, hi = row < p.s && col + 1 < d ? src[1] : 0u;
+            qa[kk][e] = lo | (hi << 16);
+        }
+
+    float o[kAtoms][4];
+#pragma unroll
+    for (int n = 0; n < kAtoms; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    unsigned bad = 0;  // bit r (0: row g, 1: row g + 8): a NaN or +inf score
+    const uint16_t* kb = k + b * p.t * p.k_row + h * p.d;
+    const uint16_t* vb = v + b * p.t * p.v_row + h * p.dv;
+    const float* bias_bh = bias ? bias + b * p.bias_stride[0] + h * p.bias_stride[1] : nullptr;
+    const float* brow[2] = {nullptr, nullptr};
+    if (bias_bh) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int64_t i = i0 + g + 8 * r;
+            brow[r] = bias_bh + (i < p.s ? i : p.s - 1) * p.bias_stride[2];
+        }
+    }
+
+    const int64_t tiles = (p.t + kF16Keys - 1) / kF16Keys;
+    if (tiles > 0) {
+        load_tile_f16<DMAX>(smem, kb, p.k_row, 0, p.t, d, vec, tid, kThreads);
+        load_tile_f16<DMAX>(smem + Tile::kBufHalves, vb, p.v_row, 0, p.t, dv, vec, tid, kThreads);
+        cp_async_commit();
+    }
+    for (int64_t it = 0; it < tiles; ++it) {
+        const int64_t j0 = it * kF16Keys;
+        const uint16_t* ks = smem + (it & 1) * 2 * Tile::kBufHalves;
+        const uint16_t* vs = ks + Tile::kBufHalves;
+        if (it + 1 < tiles) {  // the other buffers: their readers finished at the end of the previous tile
+            uint16_t* kn = smem + ((it + 1) & 1) * 2 * Tile::kBufHalves;
+            load_tile_f16<DMAX>(kn, kb, p.k_row, j0 + kF16Keys, p.t, d, vec, tid, kThreads);
+            load_tile_f16<DMAX>(kn + Tile::kBufHalves, vb, p.v_row, j0 + kF16Keys, p.t, dv, vec, tid, kThreads);
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        __syncthreads();
+
+        // S = Q K^T for 8 atoms of 8 keys: atom jn holds rows g, g + 8 at keys 8 jn + 2 t4, + 1. ldmatrix x4 gives
+        // the B fragments of two k-steps: matrices of keys 8 jn .. + 7 and columns 32 pp + 8 i, i = 0..3
+        float sc[8][4];
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) sc[jn][e] = 0.0f;
+#pragma unroll
+            for (int pp = 0; pp < kKsteps / 2; ++pp) {
+                if (2 * pp >= ksteps) break;
+                uint32_t r[4];
+                ldsm_x4(ks + (8 * jn + (lane & 7)) * kLd + 32 * pp + 8 * (lane >> 3), r);
+                mma_f16(sc[jn], qa[2 * pp], r[0], r[1]);
+                if (2 * pp + 1 < ksteps) mma_f16(sc[jn], qa[2 * pp + 1], r[2], r[3]);
+            }
+        }
+
+        // scale, bias, masking past T; the online softmax of rows g (r = 0) and g + 8 (r = 1)
+        float tmax[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int r = e >> 1;
+                const int64_t jj = j0 + 8 * jn + 2 * t4 + (e & 1);
+                float s = -INFINITY;
+                if (jj < p.t) {
+                    s = sc[jn][e] * p.scale;
+                    if (brow[r]) s += brow[r][jj * p.bias_stride[3]];
+                    if (!(s < INFINITY)) bad |= 1u << r;  // NaN or +inf
+                }
+                sc[jn][e] = s;
+                tmax[r] = fmaxf(tmax[r], s);
+            }
+        float corr[2], mu[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            tmax[r] = fmaxf(tmax[r], __shfl_xor_sync(0xffffffffu, tmax[r], 1));
+            tmax[r] = fmaxf(tmax[r], __shfl_xor_sync(0xffffffffu, tmax[r], 2));
+            const float m_new = fmaxf(m[r], tmax[r]);
+            mu[r] = m_new == -INFINITY ? 0.0f : m_new;  // all -inf so far: nothing accumulated yet
+            corr[r] = __expf(m[r] - mu[r]);
+            m[r] = m_new;
+        }
+        float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                sc[jn][e] = __expf(sc[jn][e] - mu[e >> 1]);
+                sum[e >> 1] += sc[jn][e];
+            }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) l[r] = l[r] * corr[r] + sum[r];  // this thread's part of the row sum
+#pragma unroll
+        for (int n = 0; n < kAtoms; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[n][e] *= corr[e >> 1];
+
+        // O += P V, 16 keys per k-step: A from atoms 2 kk and 2 kk + 1 as they are; ldmatrix.trans gives V's B
+        // fragments of two column atoms: matrices (keys 16 kk + 8 i, columns 8 n), i = 0, 1, then columns 8 n + 8
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+            const uint32_t a[4] = {pack_half2(sc[2 * kk][0], sc[2 * kk][1]), pack_half2(sc[2 * kk][2], sc[2 * kk][3]),
+                                   pack_half2(sc[2 * kk + 1][0], sc[2 * kk + 1][1]),
+                                   pack_half2(sc[2 * kk + 1][2], sc[2 * kk + 1][3])};
+#pragma unroll
+            for (int np = 0; np < kAtoms / 2; ++np) {
+                if (2 * np >= vatoms) break;
+                uint32_t r[4];
+                ldsm_x4_trans(vs + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * kLd + 16 * np + 8 * (lane >> 4),
+                              r);
+                mma_f16(o[2 * np], a, r[0], r[1]);
+                if (2 * np + 1 < vatoms) mma_f16(o[2 * np + 1], a, r[2], r[3]);
+            }
+        }
+        __syncthreads();  // this tile's buffers are loaded again two tiles on
+    }
+
+    const fp8_divisor ys = make_fp8_divisor(y_scale ? *y_scale : 1.0f);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float total = l[r];
+        float flag = (bad >> r) & 1u ? 1.0f : 0.0f;
+#pragma unroll
+        for (int off = 1; off <= 2; off <<= 1) {
+            total += __shfl_xor_sync(0xffffffffu, total, off);
+            flag = fmaxf(flag, __shfl_xor_sync(0xffffffffu, flag, off));
+        }
+        const int64_t i = i0 + g + 8 * r;
+        if (i >= p.s) continue;
+        const row_finish fin = finish_row(p, total, flag > 0.0f, m[r]);
+        const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
+#pragma unroll
+        for (int n = 0; n < kAtoms; ++n)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int col = 8 * n + 2 * t4 + e;
+                if (col < dv) Out::put(y, y0 + col, fin.value(o[n][2 * r + e], p.nan_to_zero), ys);
+            }
+    }
+}
+
+// Whether the tensor-core kernel takes this problem: D = Dv <= 128 on a GPU of compute capability 8.0+, unless
+// FP8ORT_ATTENTION_F16=widen (read at each call, so that tests can run both routes in one process).
+bool attention_f16_tc_runs(const fp8ort_attention_params& p) {
+    const char* env = getenv("FP8ORT_ATTENTION_F16");
+    if ((env && strcmp(env, "widen") == 0) || p.d > 128 || p.dv != p.d) return false;
+    int arch = 0;
+    return current_gpu_arch(&arch) == FP8ORT_OK && arch >= 80;
+}
+
+// Warps per block: 4 (64 query rows) where that grid gives every multiprocessor a block, else 2 or 1, so that small
+// batches still spread over the GPU (BERT-base at batch 1: 24 blocks of 64 rows or 96 of 16). FP8ORT_ATTENTION_F16_WARPS
+// = 1, 2 or 4 (read at each call) forces a size.
+int attention_f16_warps(const fp8ort_attention_params& p) {
+    const char* env = getenv("FP8ORT_ATTENTION_F16_WARPS");
+    if (env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0 || strcmp(env, "4") == 0)) return atoi(env);
+    const int64_t sms = multiprocessors();
+    for (int w = 4; w > 1; w /= 2)
+        if ((p.s + 16 * w - 1) / (16 * w) * p.h * p.b >= sms) return w;
+    return 1;
+}
+
+template <int DMAX, int WARPS, class Out>
+fp8ort_status launch_f16(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
+                         const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+    using Tile = F16Tile<DMAX>;
+    auto kernel = attention_f16_kernel<DMAX, WARPS, Out>;
+    static const hipError_t attr = hipFuncSetAttribute(
+        reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(Tile::kSmemBytes));
+    if (attr != hipSuccess) {
+        return fail(FP8ORT_UNSUPPORTED, "fp8ort_attention_f16: the kernel for head size <= %d needs %zu bytes of "
+                    "shared memory per block, which this GPU does not give (%s)", DMAX, Tile::kSmemBytes,
+                    hipGetErrorString(attr));
+    }
+    const bool vec = p.d % 8 == 0 && p.dv % 8 == 0 && p.k_row % 8 == 0 && p.v_row % 8 == 0 &&
+                     reinterpret_cast<uintptr_t>(k) % 16 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
+    const dim3 grid(static_cast<unsigned>((p.s + 16 * WARPS - 1) / (16 * WARPS)), static_cast<unsigned>(p.h),
+                    static_cast<unsigned>(p.b));
+    kernel<<<grid, WARPS * 32, Tile::kSmemBytes, stream>>>(q, k, v, bias, p, y, y_scale, vec);
+    return check_launch("fp8ort_attention_f16");
+}
+
+template <int DMAX, class Out>
+fp8ort_status launch_f16_warps(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
+                               const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+    switch (attention_f16_warps(p)) {
+        case 1: return launch_f16<DMAX, 1, Out>(q, k, v, bias, p, y, y_scale, stream);
+        case 2: return launch_f16<DMAX, 2, Out>(q, k, v, bias, p, y, y_scale, stream);
+        default: return launch_f16<DMAX, 4, Out>(q, k, v, bias, p, y, y_scale, stream);
+    }
+}
+
+template <class Out>
+fp8ort_status launch_f16_tc(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
+                            const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
+    if (p.d <= 64) return launch_f16_warps<64, Out>(q, k, v, bias, p, y, y_scale, stream);
+    return launch_f16_warps<128, Out>(q, k, v, bias, p, y, y_scale, stream);
+}
+
+fp8ort_status dispatch_f16_tc(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
+                              const fp8ort_attention_params& p, void* y, fp8ort_dtype y_type, const float* y_scale,
+                              hipStream_t s) {
+    switch (y_type) {
+        case FP8ORT_FLOAT: return launch_f16_tc<StoreF32>(q, k, v, bias, p, y, nullptr, s);
+        case FP8ORT_E4M3FN: return launch_f16_tc<StoreFp8<FP8ORT_E4M3FN>>(q, k, v, bias, p, y, y_scale, s);
+        case FP8ORT_E4M3FNUZ: return launch_f16_tc<StoreFp8<FP8ORT_E4M3FNUZ>>(q, k, v, bias, p, y, y_scale, s);
+        case FP8ORT_E5M2: return launch_f16_tc<StoreFp8<FP8ORT_E5M2>>(q, k, v, bias, p, y, y_scale, s);
+        case FP8ORT_E5M2FNUZ: return launch_f16_tc<StoreFp8<FP8ORT_E5M2FNUZ>>(q, k, v, bias, p, y, y_scale, s);
+        default:
+            return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_attention_f16: output type %s is not float32 or FP8",
+                        dtype_name(y_type));
+    }
+}
+#endif  // FP8ORT_CUDA
+
+bool tc_takes(const fp8ort_attention_params& p) {
+#if defined(FP8ORT_CUDA)
+    return attention_f16_tc_runs(p);
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+}  // namespace
+}  // namespace fp8ort
+
+using namespace fp8ort;
+
+extern "C" size_t fp8ort_attention_f16_workspace_bytes(const fp8ort_attention_params* p) {
+    if (!p || p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0 || p->d != p->dv) return 0;
+    if (tc_takes(*p)) return 0;
+    return widen_plan(*p).total();
+}
+
+extern "C" fp8ort_status fp8ort_attention_f16(const void* q, const void* k, const void* v, const float* attn_bias,
+                                              const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
+                                              const float* y_scale, void* workspace, size_t workspace_bytes,
+                                              void* stream) {
+    const char* me = "fp8ort_attention_f16";
+    if (!p) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
+    if (p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size or no head", me);
+    if (p->d > 128 || p->dv > 128 || p->d != p->dv)
+        return fail(FP8ORT_UNSUPPORTED, "%s: head sizes D=%lld, Dv=%lld; the GPU kernels take D = Dv <= 128", me,
+                    static_cast<long long>(p->d), static_cast<long long>(p->dv));
+    if (p->h > 65535 || p->b > 65535 || p->s > (int64_t{1} << 35))
+        return fail(FP8ORT_UNSUPPORTED, "%s: %lld heads, batch %lld or sequence %lld is past the grid's limits "
+                    "(65535 heads, 65535 batch)", me, static_cast<long long>(p->h), static_cast<long long>(p->b),
+                    static_cast<long long>(p->s));
+    if (p->q_row < p->h * p->d || p->k_row < p->h * p->d || p->v_row < p->h * p->dv)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: row strides %lld, %lld, %lld are shorter than the rows of Q, K, V", me,
+                    static_cast<long long>(p->q_row), static_cast<long long>(p->k_row),
+                    static_cast<long long>(p->v_row));
+    if (p->b * p->s * p->h * p->dv == 0) return ok();
+    if (!q || !y || (p->t > 0 && (!k || !v)))  // no keys (T = 0): K and V are empty and may be NULL
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
+    if (is_fp8_type(y_type) && !y_scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 output needs y_scale", me);
+    const hipStream_t s = as_stream(stream);
+    const auto* q16 = static_cast<const uint16_t*>(q);
+    const auto* k16 = static_cast<const uint16_t*>(k);
+    const auto* v16 = static_cast<const uint16_t*>(v);
+#if defined(FP8ORT_CUDA)
+    if (attention_f16_tc_runs(*p)) {
+        const fp8ort_status st = dispatch_f16_tc(q16, k16, v16, attn_bias, *p, y, y_type, y_scale, s);
+        return st == FP8ORT_OK ? ok() : st;
+    }
+#endif
+    const widen_layout w = widen_plan(*p);
+    if (!workspace || workspace_bytes < w.total() || reinterpret_cast<uintptr_t>(workspace) % 16 != 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: the float32 route needs %zu bytes of 16-byte aligned workspace "
+                    "(fp8ort_attention_f16_workspace_bytes), got %zu", me, w.total(), workspace_bytes);
+    auto* base = static_cast<uint8_t*>(workspace);
+    float* qf = reinterpret_cast<float*>(base);
+    float* kf = reinterpret_cast<float*>(base + w.q_bytes);
+    float* vf = reinterpret_cast<float*>(base + w.q_bytes + w.k_bytes);
+    void* inner = w.inner ? base + w.q_bytes + w.k_bytes + w.v_bytes : nullptr;
+    FP8ORT_TRY(widen_rows(q16, p->q_row, p->b * p->s, p->h * p->d, qf, s));
+    FP8ORT_TRY(widen_rows(k16, p->k_row, p->b * p->t, p->h * p->d, kf, s));
+    FP8ORT_TRY(widen_rows(v16, p->v_row, p->b * p->t, p->h * p->dv, vf, s));
+    const fp8ort_attention_params wp = widened_params(*p);
+    return fp8ort_attention_ws(qf, kf, vf, attn_bias, &wp, y, y_type, y_scale, inner, w.inner, stream);
+}
