@@ -4,6 +4,7 @@
 
 #include <math.h>
 
+#include "fp8_epilogue.h"  // quantize4
 #include "fp8_numerics.h"
 #include "fp8_status.h"
 
@@ -11,15 +12,37 @@ namespace fp8ort {
 namespace attention {
 
 // Y row store: float32 or q(y, y_scale) into FP8 format F.
+// put2: two consecutive elements (vec: i even and Y aligned for one store of both).
 struct StoreF32 {
     __device__ __forceinline__ static void put(void* y, int64_t i, float v, const fp8_divisor&) {
         static_cast<float*>(y)[i] = v;
+    }
+    __device__ __forceinline__ static void put2(void* y, int64_t i, float a, float b, const fp8_divisor&, bool vec) {
+        float* out = static_cast<float*>(y) + i;
+        if (vec) {
+            *reinterpret_cast<float2*>(out) = make_float2(a, b);
+        } else {
+            out[0] = a;
+            out[1] = b;
+        }
     }
 };
 template <fp8ort_fp8_format F>
 struct StoreFp8 {
     __device__ __forceinline__ static void put(void* y, int64_t i, float v, const fp8_divisor& d) {
         static_cast<uint8_t*>(y)[i] = quantize_fp8<F>(v, d, true);
+    }
+    // quantize4's codes (quantize_fp8's, by the hardware conversion where it applies) of a and b
+    __device__ __forceinline__ static void put2(void* y, int64_t i, float a, float b, const fp8_divisor& d, bool vec) {
+        const float v[4] = {a, b, 0.0f, 0.0f};
+        const uint32_t w = quantize4<F>(v, d);
+        uint8_t* out = static_cast<uint8_t*>(y) + i;
+        if (vec) {
+            *reinterpret_cast<uint16_t*>(out) = static_cast<uint16_t>(w & 0xffffu);
+        } else {
+            out[0] = static_cast<uint8_t>(w & 0xffu);
+            out[1] = static_cast<uint8_t>((w >> 8) & 0xffu);
+        }
     }
 };
 

@@ -81,6 +81,8 @@ widen_layout widen_plan(const fp8ort_attention_params& p) {
 #if defined(FP8ORT_CUDA)
 constexpr int kF16Keys = 64;  // keys per tile
 
+__device__ __forceinline__ int64_t p_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
 template <int DMAX>
 struct F16Tile {
     static constexpr int kLd = DMAX + 8;  // halves per shared row: 16 bytes of padding, conflict-free ldmatrix rows
@@ -154,33 +156,45 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
 }
 
 // One K or V tile: rows j0 .. j0 + 63 of a [T, ld] float16 matrix (columns from the head's first), zeros past T and
-// past `cols` (so that padded columns and keys add nothing). `vec`: 16-byte chunks by cp.async (cols % 8 == 0,
+// past `cols` (so that padded columns and keys add nothing). Each thread copies one 16-byte column chunk of every
+// kThreads / (DMAX / 8)-th row: its column and source pointer are set once. `vec`: by cp.async (cols % 8 == 0,
 // aligned rows); else element by element.
-template <int DMAX>
+template <int DMAX, int kThreads>
 __device__ __forceinline__ void load_tile_f16(uint16_t* dst, const uint16_t* src, int64_t ld, int64_t j0, int64_t t,
-                                              int cols, bool vec, int tid, int nthreads) {
-    constexpr int kChunks = DMAX / 8, kLd = F16Tile<DMAX>::kLd;
-    for (int c = tid; c < kF16Keys * kChunks; c += nthreads) {
-        const int r = c / kChunks, col = (c % kChunks) * 8;
-        const int64_t j = j0 + r;
+                                              int cols, bool vec, int tid) {
+    constexpr int kChunks = DMAX / 8, kLd = F16Tile<DMAX>::kLd, kStep = kThreads / kChunks;
+    static_assert(kThreads % kChunks == 0 && kF16Keys % kStep == 0, "whole rows per pass");
+    const int r0 = tid / kChunks, col = (tid % kChunks) * 8;
+    const int64_t left = p_min(t - j0, int64_t{kF16Keys});
+    const uint16_t* from = src + (j0 + r0) * ld + col;
+    const int64_t step = kStep * ld;
+#pragma unroll 4
+    for (int i = 0; i < kF16Keys / kStep; ++i) {
+        const int r = r0 + i * kStep;
         uint16_t* to = dst + r * kLd + col;
         if (vec) {
-            const bool inside = j < t && col < cols;
-            cp_async16(to, inside ? src + j * ld + col : src, inside);
+            const bool inside = r < left && col < cols;
+            cp_async16(to, inside ? from + i * step : src, inside);
         } else {
 #pragma unroll
-            for (int e = 0; e < 8; ++e) to[e] = j < t && col + e < cols ? src[j * ld + col + e] : uint16_t{0};
+            for (int e = 0; e < 8; ++e) to[e] = r < left && col + e < cols ? from[i * step + e] : uint16_t{0};
         }
     }
 }
 
-template <int DMAX, int WARPS, class Out>
-__global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_t* __restrict__ q,
+// Blocks per multiprocessor the register budget is set for: 128 registers per thread for D <= 64 (unbounded, the
+// compiler takes 170-255, which halves the warps per multiprocessor)
+template <int DMAX, int WARPS>
+constexpr int kF16MinBlocks = (DMAX <= 64 ? 16 : 8) / WARPS;
+
+template <int DMAX, int WARPS, bool kBias, class Out>
+__global__ void __launch_bounds__(WARPS * 32, (kF16MinBlocks<DMAX, WARPS>)) attention_f16_kernel(const uint16_t* __restrict__ q,
                                                                    const uint16_t* __restrict__ k,
                                                                    const uint16_t* __restrict__ v,
                                                                    const float* __restrict__ bias,
                                                                    fp8ort_attention_params p, void* __restrict__ y,
-                                                                   const float* __restrict__ y_scale, bool vec) {
+                                                                   const float* __restrict__ y_scale, bool vec,
+                                                                   bool vec_y) {
     using Tile = F16Tile<DMAX>;
     constexpr int kLd = Tile::kLd, kKsteps = DMAX / 16, kAtoms = DMAX / 8, kThreads = WARPS * 32;
     extern __shared__ uint4 smem_f16[];
@@ -189,22 +203,31 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
     const int g = lane / 4, t4 = lane % 4;  // fragment coordinates: group (row) and thread in group
     const int64_t b = blockIdx.z, h = blockIdx.y, i0 = static_cast<int64_t>(blockIdx.x) * (16 * WARPS) + warp * 16;
     const int d = static_cast<int>(p.d), dv = static_cast<int>(p.dv);
-    const int ksteps = (d + 15) / 16, vatoms = (dv + 7) / 8;
 
     // Q's A fragments: a0 (row g, columns 16 kk + 2 t4, + 1), a1 (row g + 8), a2 (row g, columns + 8), a3 (row g + 8,
-    // columns + 8); zeros past S and D
+    // columns + 8); zeros past S and D. Columns past D of K and V are zeros in shared memory too, so every k-step and
+    // column atom up to DMAX runs without a test (a head size below DMAX multiplies zeros).
     uint32_t qa[kKsteps][4];
-    const uint16_t* qb = q + b * p.s * p.q_row + h * p.d;
+    {
+        bool row_in[2];
+        const uint16_t* qrow[2];
 #pragma unroll
-    for (int kk = 0; kk < kKsteps; ++kk)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int64_t row = i0 + g + 8 * (e & 1);
-            const int col = 16 * kk + 2 * t4 + 8 * (e >> 1);
-            const uint16_t* src = qb + row * p.q_row + col;
-            const uint32_t lo = row < p.s && col < d ? src[0] : 0u, hi = row < p.s && col + 1 < d ? src[1] : 0u;
-            qa[kk][e] = lo | (hi << 16);
+        for (int r = 0; r < 2; ++r) {
+            const int64_t i = i0 + g + 8 * r;
+            row_in[r] = i < p.s;
+            qrow[r] = q + (b * p.s + (row_in[r] ? i : 0)) * p.q_row + h * p.d + 2 * t4;
         }
+#pragma unroll
+        for (int kk = 0; kk < kKsteps; ++kk)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int r = e & 1, col = 16 * kk + 2 * t4 + 8 * (e >> 1);
+                const uint16_t* src = qrow[r] + 16 * kk + 8 * (e >> 1);
+                const uint32_t lo = row_in[r] && col < d ? src[0] : 0u;  // (32-bit loads where aligned: more
+                const uint32_t hi = row_in[r] && col + 1 < d ? src[1] : 0u;  // registers, and spills)
+                qa[kk][e] = lo | (hi << 16);
+            }
+    }
 
     float o[kAtoms][4];
 #pragma unroll
@@ -215,20 +238,23 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
     unsigned bad = 0;  // bit r (0: row g, 1: row g + 8): a NaN or +inf score
     const uint16_t* kb = k + b * p.t * p.k_row + h * p.d;
     const uint16_t* vb = v + b * p.t * p.v_row + h * p.dv;
-    const float* bias_bh = bias ? bias + b * p.bias_stride[0] + h * p.bias_stride[1] : nullptr;
+    // attn_bias rows of rows g and g + 8 (row S - 1 for rows past S, never stored); its last stride is 0 or 1 (a
+    // broadcast of a contiguous tensor)
     const float* brow[2] = {nullptr, nullptr};
-    if (bias_bh) {
+    const int bias_step = static_cast<int>(p.bias_stride[3]);
+    if constexpr (kBias) {
+        const float* bias_bh = bias + b * p.bias_stride[0] + h * p.bias_stride[1];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             const int64_t i = i0 + g + 8 * r;
-            brow[r] = bias_bh + (i < p.s ? i : p.s - 1) * p.bias_stride[2];
+            brow[r] = bias_bh + (i < p.s ? i : p.s - 1) * p.bias_stride[2] + 2 * t4 * bias_step;
         }
     }
 
     const int64_t tiles = (p.t + kF16Keys - 1) / kF16Keys;
     if (tiles > 0) {
-        load_tile_f16<DMAX>(smem, kb, p.k_row, 0, p.t, d, vec, tid, kThreads);
-        load_tile_f16<DMAX>(smem + Tile::kBufHalves, vb, p.v_row, 0, p.t, dv, vec, tid, kThreads);
+        load_tile_f16<DMAX, kThreads>(smem, kb, p.k_row, 0, p.t, d, vec, tid);
+        load_tile_f16<DMAX, kThreads>(smem + Tile::kBufHalves, vb, p.v_row, 0, p.t, dv, vec, tid);
         cp_async_commit();
     }
     for (int64_t it = 0; it < tiles; ++it) {
@@ -237,8 +263,8 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
         const uint16_t* vs = ks + Tile::kBufHalves;
         if (it + 1 < tiles) {  // the other buffers: their readers finished at the end of the previous tile
             uint16_t* kn = smem + ((it + 1) & 1) * 2 * Tile::kBufHalves;
-            load_tile_f16<DMAX>(kn, kb, p.k_row, j0 + kF16Keys, p.t, d, vec, tid, kThreads);
-            load_tile_f16<DMAX>(kn + Tile::kBufHalves, vb, p.v_row, j0 + kF16Keys, p.t, dv, vec, tid, kThreads);
+            load_tile_f16<DMAX, kThreads>(kn, kb, p.k_row, j0 + kF16Keys, p.t, d, vec, tid);
+            load_tile_f16<DMAX, kThreads>(kn + Tile::kBufHalves, vb, p.v_row, j0 + kF16Keys, p.t, dv, vec, tid);
             cp_async_commit();
             cp_async_wait<1>();
         } else {
@@ -255,28 +281,31 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
             for (int e = 0; e < 4; ++e) sc[jn][e] = 0.0f;
 #pragma unroll
             for (int pp = 0; pp < kKsteps / 2; ++pp) {
-                if (2 * pp >= ksteps) break;
                 uint32_t r[4];
                 ldsm_x4(ks + (8 * jn + (lane & 7)) * kLd + 32 * pp + 8 * (lane >> 3), r);
                 mma_f16(sc[jn], qa[2 * pp], r[0], r[1]);
-                if (2 * pp + 1 < ksteps) mma_f16(sc[jn], qa[2 * pp + 1], r[2], r[3]);
+                mma_f16(sc[jn], qa[2 * pp + 1], r[2], r[3]);
             }
         }
 
-        // scale, bias, masking past T; the online softmax of rows g (r = 0) and g + 8 (r = 1)
+        // scale, bias, keys past T masked (-inf); the online softmax of rows g (r = 0) and g + 8 (r = 1). Without a
+        // branch: the bias is read at the last key for keys past T.
+        const int left = static_cast<int>(p.t - j0 < kF16Keys ? p.t - j0 : kF16Keys);
+        const float* btile[2] = {nullptr, nullptr};
+        if constexpr (kBias) btile[0] = brow[0] + j0 * bias_step, btile[1] = brow[1] + j0 * bias_step;
         float tmax[2] = {-INFINITY, -INFINITY};
 #pragma unroll
         for (int jn = 0; jn < 8; ++jn)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const int r = e >> 1;
-                const int64_t jj = j0 + 8 * jn + 2 * t4 + (e & 1);
-                float s = -INFINITY;
-                if (jj < p.t) {
-                    s = sc[jn][e] * p.scale;
-                    if (brow[r]) s += brow[r][jj * p.bias_stride[3]];
-                    if (!(s < INFINITY)) bad |= 1u << r;  // NaN or +inf
+                const int r = e >> 1, kj = 8 * jn + 2 * t4 + (e & 1);
+                float s = sc[jn][e] * p.scale;
+                if constexpr (kBias) {
+                    const int at = kj < left ? 8 * jn + (e & 1) : left - 1 - 2 * t4;  // relative to key 2 t4
+                    s += btile[r][at * bias_step];
                 }
+                s = kj < left ? s : -INFINITY;
+                bad |= !(s < INFINITY) ? 1u << r : 0u;  // NaN or +inf
                 sc[jn][e] = s;
                 tmax[r] = fmaxf(tmax[r], s);
             }
@@ -290,16 +319,16 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
             corr[r] = __expf(m[r] - mu[r]);
             m[r] = m_new;
         }
-        float sum[2] = {0.0f, 0.0f};
+        float sum[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};  // two partial sums per row: shorter chains
 #pragma unroll
         for (int jn = 0; jn < 8; ++jn)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 sc[jn][e] = __expf(sc[jn][e] - mu[e >> 1]);
-                sum[e >> 1] += sc[jn][e];
+                sum[e >> 1][jn & 1] += sc[jn][e];
             }
 #pragma unroll
-        for (int r = 0; r < 2; ++r) l[r] = l[r] * corr[r] + sum[r];  // this thread's part of the row sum
+        for (int r = 0; r < 2; ++r) l[r] = l[r] * corr[r] + (sum[r][0] + sum[r][1]);  // this thread's part
 #pragma unroll
         for (int n = 0; n < kAtoms; ++n)
 #pragma unroll
@@ -314,17 +343,17 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
                                    pack_half2(sc[2 * kk + 1][2], sc[2 * kk + 1][3])};
 #pragma unroll
             for (int np = 0; np < kAtoms / 2; ++np) {
-                if (2 * np >= vatoms) break;
                 uint32_t r[4];
                 ldsm_x4_trans(vs + (16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * kLd + 16 * np + 8 * (lane >> 4),
                               r);
                 mma_f16(o[2 * np], a, r[0], r[1]);
-                if (2 * np + 1 < vatoms) mma_f16(o[2 * np + 1], a, r[2], r[3]);
+                mma_f16(o[2 * np + 1], a, r[2], r[3]);
             }
         }
         __syncthreads();  // this tile's buffers are loaded again two tiles on
     }
 
+    // the rows' outputs, two columns per store (Out::put2; quantize4's hardware conversion for E4M3FN and E5M2)
     const fp8_divisor ys = make_fp8_divisor(y_scale ? *y_scale : 1.0f);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -340,12 +369,15 @@ __global__ void __launch_bounds__(WARPS * 32) attention_f16_kernel(const uint16_
         const row_finish fin = finish_row(p, total, flag > 0.0f, m[r]);
         const int64_t y0 = (b * p.s + i) * (p.h * p.dv) + h * p.dv;
 #pragma unroll
-        for (int n = 0; n < kAtoms; ++n)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int col = 8 * n + 2 * t4 + e;
-                if (col < dv) Out::put(y, y0 + col, fin.value(o[n][2 * r + e], p.nan_to_zero), ys);
+        for (int n = 0; n < kAtoms; ++n) {
+            const int col = 8 * n + 2 * t4;
+            const float a = fin.value(o[n][2 * r], p.nan_to_zero), c = fin.value(o[n][2 * r + 1], p.nan_to_zero);
+            if (col + 1 < dv) {
+                Out::put2(y, y0 + col, a, c, ys, vec_y);
+            } else if (col < dv) {
+                Out::put(y, y0 + col, a, ys);
             }
+        }
     }
 }
 
@@ -370,11 +402,11 @@ int attention_f16_warps(const fp8ort_attention_params& p) {
     return 1;
 }
 
-template <int DMAX, int WARPS, class Out>
+template <int DMAX, int WARPS, bool kBias, class Out>
 fp8ort_status launch_f16(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
                          const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
     using Tile = F16Tile<DMAX>;
-    auto kernel = attention_f16_kernel<DMAX, WARPS, Out>;
+    auto kernel = attention_f16_kernel<DMAX, WARPS, kBias, Out>;
     static const hipError_t attr = hipFuncSetAttribute(
         reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
         static_cast<int>(Tile::kSmemBytes));
@@ -383,29 +415,37 @@ fp8ort_status launch_f16(const uint16_t* q, const uint16_t* k, const uint16_t* v
                     "shared memory per block, which this GPU does not give (%s)", DMAX, Tile::kSmemBytes,
                     hipGetErrorString(attr));
     }
-    const bool vec = p.d % 8 == 0 && p.dv % 8 == 0 && p.k_row % 8 == 0 && p.v_row % 8 == 0 &&
-                     reinterpret_cast<uintptr_t>(k) % 16 == 0 && reinterpret_cast<uintptr_t>(v) % 16 == 0;
+    // vec: 16-byte K/V chunks and 4-byte Q pairs (every row offset a multiple of 8 elements from aligned bases);
+    // vec_y: two outputs per store (Dv even: every pair's first element at an even index)
+    const bool vec = p.d % 8 == 0 && p.dv % 8 == 0 && p.q_row % 8 == 0 && p.k_row % 8 == 0 && p.v_row % 8 == 0 &&
+                     reinterpret_cast<uintptr_t>(q) % 16 == 0 && reinterpret_cast<uintptr_t>(k) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(v) % 16 == 0;
+    const bool vec_y = p.dv % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 8 == 0;
     const dim3 grid(static_cast<unsigned>((p.s + 16 * WARPS - 1) / (16 * WARPS)), static_cast<unsigned>(p.h),
                     static_cast<unsigned>(p.b));
-    kernel<<<grid, WARPS * 32, Tile::kSmemBytes, stream>>>(q, k, v, bias, p, y, y_scale, vec);
+    kernel<<<grid, WARPS * 32, Tile::kSmemBytes, stream>>>(q, k, v, bias, p, y, y_scale, vec, vec_y);
     return check_launch("fp8ort_attention_f16");
 }
 
-template <int DMAX, class Out>
+template <int DMAX, bool kBias, class Out>
 fp8ort_status launch_f16_warps(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
                                const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
     switch (attention_f16_warps(p)) {
-        case 1: return launch_f16<DMAX, 1, Out>(q, k, v, bias, p, y, y_scale, stream);
-        case 2: return launch_f16<DMAX, 2, Out>(q, k, v, bias, p, y, y_scale, stream);
-        default: return launch_f16<DMAX, 4, Out>(q, k, v, bias, p, y, y_scale, stream);
+        case 1: return launch_f16<DMAX, 1, kBias, Out>(q, k, v, bias, p, y, y_scale, stream);
+        case 2: return launch_f16<DMAX, 2, kBias, Out>(q, k, v, bias, p, y, y_scale, stream);
+        default: return launch_f16<DMAX, 4, kBias, Out>(q, k, v, bias, p, y, y_scale, stream);
     }
 }
 
 template <class Out>
 fp8ort_status launch_f16_tc(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
                             const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
-    if (p.d <= 64) return launch_f16_warps<64, Out>(q, k, v, bias, p, y, y_scale, stream);
-    return launch_f16_warps<128, Out>(q, k, v, bias, p, y, y_scale, stream);
+    if (p.d <= 64) {
+        if (bias) return launch_f16_warps<64, true, Out>(q, k, v, bias, p, y, y_scale, stream);
+        return launch_f16_warps<64, false, Out>(q, k, v, bias, p, y, y_scale, stream);
+    }
+    if (bias) return launch_f16_warps<128, true, Out>(q, k, v, bias, p, y, y_scale, stream);
+    return launch_f16_warps<128, false, Out>(q, k, v, bias, p, y, y_scale, stream);
 }
 
 fp8ort_status dispatch_f16_tc(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
