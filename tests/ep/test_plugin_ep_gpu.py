@@ -200,21 +200,23 @@ def test_attention_on_gpu_device_matches_the_reference(head, out_type, seed, att
         assert np.abs(g[ok] - w[ok]).max(initial=0.0) <= 2e-5 * scale
 
 
-@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN])
-@pytest.mark.parametrize(("b", "d"), [(2, 64), (32, 64), (3, 30), (2, 128)])  # 30: not whole 16-byte loads
-def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, attention_kernel, library):
-    """The packed form (Q, K and V side by side in one [B, S, 3*H*D] tensor, as one FP8MatMul writes them) reads the
-    same values through other row strides: the same bits as the three-input form, and both near the reference."""
-    from ..test_cpu_kernels import attention_reference
-
-    rng = np.random.default_rng(6200 + b + d + out_type)
-    s, h = 77, 3
+def _packed_attention_case(
+    rng: np.random.Generator, b: int, s: int, d: int, out_type: int, dtype, masked_from: int
+) -> tuple[np.ndarray, dict, dict]:
+    """A packed [B, S, 3*H*D] Q/K/V of `dtype` (three heads; V's third scaled by 50, past E4M3's range with y_scale
+    0.05), a [B, 1, 1, S] mask hiding the keys from `masked_from` on (finfo.min), y_scale for an FP8 output."""
+    h = 3
     qkv = rng.standard_normal((b, s, 3 * h * d)).astype(np.float32)
     qkv[..., 2 * h * d :] *= 50
     bias = np.zeros((b, 1, 1, s), np.float32)
-    bias[..., s // 2 :] = np.finfo(np.float32).min
+    bias[..., masked_from:] = np.finfo(np.float32).min
     extra = {"attn_bias": bias, **({"y_scale": np.float32(0.05)} if nx.is_fp8(out_type) else {})}
-    attrs = {"num_heads": h}
+    return qkv.astype(dtype), extra, {"num_heads": h}
+
+
+def _packed_and_three_on_gpu(qkv: np.ndarray, extra: dict, attrs: dict, out_type: int) -> np.ndarray:
+    """FP8Attention on the GPU device on the packed form and on its three thirds as separate inputs: the same bits
+    (the packed form reads the same values through other row strides). Returns the packed form's output."""
     q, k, v = (np.ascontiguousarray(a) for a in np.split(qkv, 3, axis=2))
     outs = []
     for feeds in ({"Q": qkv}, {"Q": q, "K": k, "V": v}):
@@ -226,6 +228,19 @@ def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, attenti
         outs.append(ops.run(sess, feeds)[0])
     packed, three = outs
     assert packed.dtype == three.dtype and packed.tobytes() == three.tobytes()
+    return packed
+
+
+@pytest.mark.parametrize("out_type", [TensorProto.FLOAT, TensorProto.FLOAT8E4M3FN])
+@pytest.mark.parametrize(("b", "d"), [(2, 64), (32, 64), (3, 30), (2, 128)])  # 30: not whole 16-byte loads
+def test_attention_packed_gives_the_bits_of_three_inputs(b, d, out_type, attention_kernel, library):
+    """The packed form (Q, K and V side by side in one [B, S, 3*H*D] tensor, as one FP8MatMul writes them) reads the
+    same values through other row strides: the same bits as the three-input form, and both near the reference."""
+    from ..test_cpu_kernels import attention_reference
+
+    rng = np.random.default_rng(6200 + b + d + out_type)
+    qkv, extra, attrs = _packed_attention_case(rng, b, 77, d, out_type, np.float32, 77 // 2)
+    packed = _packed_and_three_on_gpu(qkv, extra, attrs, out_type)
     want = attention_reference({"Q": qkv, **extra}, attrs, out_type)
     if nx.is_fp8(out_type):
         assert (want.view(np.uint8) == packed.view(np.uint8)).mean() >= 0.98
@@ -353,26 +368,10 @@ def test_attention_float16_packed_gives_the_bits_of_three_inputs(b, s, d, out_ty
     from ..test_cpu_kernels import attention_reference
 
     rng = np.random.default_rng(6700 + b + s + d + out_type)
-    h = 3
-    qkv = rng.standard_normal((b, s, 3 * h * d)).astype(np.float32)
-    qkv[..., 2 * h * d :] *= 50
-    qkv = qkv.astype(np.float16)
-    bias = np.zeros((b, 1, 1, s), np.float32)
-    bias[..., s // 2 + 1 :] = np.finfo(np.float32).min
-    extra = {"attn_bias": bias, **({"y_scale": np.float32(0.05)} if nx.is_fp8(out_type) else {})}
-    attrs = {"num_heads": h}
-    q, k, v = (np.ascontiguousarray(a) for a in np.split(qkv, 3, axis=2))
-    outs = []
-    for feeds in ({"Q": qkv}, {"Q": q, "K": k, "V": v}):
-        model = ops.make_op_model(
-            "FP8Attention", {**feeds, **extra}, graph_inputs=list(feeds), output_dtype=out_type, **attrs
-        )
-        sess = fp8ort.InferenceSession(model, device="gpu", strict=True)
-        _all_on_ep(sess)
-        outs.append(ops.run(sess, feeds)[0])
-    packed, three = outs
-    assert packed.dtype == three.dtype and packed.tobytes() == three.tobytes()
+    qkv, extra, attrs = _packed_attention_case(rng, b, s, d, out_type, np.float16, s // 2 + 1)
+    packed = _packed_and_three_on_gpu(qkv, extra, attrs, out_type)
     want = attention_reference({"Q": qkv.astype(np.float32), **extra}, attrs, out_type)
+    v = np.split(qkv, 3, axis=2)[2]
     _check_attention_f16(packed, want, v, out_type, attention_f16_route == "widen")
 
 
