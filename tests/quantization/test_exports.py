@@ -263,7 +263,7 @@ def test_library_runs_export_like_its_qdq_emulation(quantized, key):
             assert sqnr_db(ref, got) > 45.0  # float32 summation order and FP8 flow only
         else:
             lib_db, emu_db = sqnr_db(source, got), sqnr_db(source, ref)
-            print(f"{key}: library {sqnr_db(ref, got):.1f} dB from its emulation, {lib_db:.2f} dB vs float ({emu_db:.2f})")
+            print(f"{key}: library {sqnr_db(ref, got):.1f} dB from its emulation; vs float {lib_db:.2f} ({emu_db:.2f})")
             assert sqnr_db(ref, got) > 25.0
             assert lib_db >= emu_db - 1.0
 
