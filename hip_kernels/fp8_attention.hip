@@ -745,25 +745,9 @@ extern "C" fp8ort_status fp8ort_attention_ws(const float* q, const float* k, con
                                              const fp8ort_attention_params* p, void* y, fp8ort_dtype y_type,
                                              const float* y_scale, void* workspace, size_t workspace_bytes,
                                              void* stream) {
-    const char* me = "fp8ort_attention";
-    if (!p) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
-    if (p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0)
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size or no head", me);
-    if (p->d > 128 || p->dv > 128 || p->d != p->dv)
-        return fail(FP8ORT_UNSUPPORTED, "%s: head sizes D=%lld, Dv=%lld; the GPU kernel takes D = Dv <= 128", me,
-                    static_cast<long long>(p->d), static_cast<long long>(p->dv));
-    if (p->h > 65535 || p->b > 65535 || p->s > (int64_t{1} << 35))
-        return fail(FP8ORT_UNSUPPORTED, "%s: %lld heads, batch %lld or sequence %lld is past the grid's limits "
-                    "(65535 heads, 65535 batch)", me, static_cast<long long>(p->h), static_cast<long long>(p->b),
-                    static_cast<long long>(p->s));
-    if (p->q_row < p->h * p->d || p->k_row < p->h * p->d || p->v_row < p->h * p->dv)
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: row strides %lld, %lld, %lld are shorter than the rows of Q, K, V", me,
-                    static_cast<long long>(p->q_row), static_cast<long long>(p->k_row),
-                    static_cast<long long>(p->v_row));
-    if (p->b * p->s * p->h * p->dv == 0) return ok();
-    if (!q || !y || (p->t > 0 && (!k || !v)))  // no keys (T = 0): K and V are empty and may be NULL
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
-    if (is_fp8_type(y_type) && !y_scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 output needs y_scale", me);
+    bool empty = false;
+    FP8ORT_TRY(attention::check_args("fp8ort_attention", q, k, v, p, y, y_type, y_scale, &empty));
+    if (empty) return ok();
     const hipStream_t s = as_stream(stream);
     void* ws = workspace;
     const size_t ws_bytes = workspace_bytes;
@@ -784,7 +768,9 @@ extern "C" fp8ort_status fp8ort_attention_ws(const float* q, const float* k, con
         case FP8ORT_E5M2FNUZ:
             st = dispatch_head_size<StoreFp8<FP8ORT_E5M2FNUZ>>(q, k, v, attn_bias, *p, y, y_scale, s, ws, ws_bytes);
             break;
-        default: return fail(FP8ORT_INVALID_ARGUMENT, "%s: output type %s is not float32 or FP8", me, dtype_name(y_type));
+        default:
+            return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_attention: output type %s is not float32 or FP8",
+                        dtype_name(y_type));
     }
     return st == FP8ORT_OK ? ok() : st;
 }

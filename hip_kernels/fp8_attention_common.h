@@ -61,5 +61,35 @@ __device__ __forceinline__ row_finish finish_row(const fp8ort_attention_params& 
     return row_finish{!empty && (bad || m == -INFINITY), empty ? 0.0f : 1.0f / sum};
 }
 
+// The arguments every FP8Attention entry point checks (`me` names it in the messages): FP8ORT_OK with *empty set
+// where there is nothing to compute, else the error.
+inline fp8ort_status check_args(const char* me, const void* q, const void* k, const void* v,
+                                const fp8ort_attention_params* p, const void* y, fp8ort_dtype y_type,
+                                const float* y_scale, bool* empty) {
+    *empty = false;
+    if (!p) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
+    if (p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size or no head", me);
+    if (p->d > 128 || p->dv > 128 || p->d != p->dv)
+        return fail(FP8ORT_UNSUPPORTED, "%s: head sizes D=%lld, Dv=%lld; the GPU kernel takes D = Dv <= 128", me,
+                    static_cast<long long>(p->d), static_cast<long long>(p->dv));
+    if (p->h > 65535 || p->b > 65535 || p->s > (int64_t{1} << 35))
+        return fail(FP8ORT_UNSUPPORTED, "%s: %lld heads, batch %lld or sequence %lld is past the grid's limits "
+                    "(65535 heads, 65535 batch)", me, static_cast<long long>(p->h), static_cast<long long>(p->b),
+                    static_cast<long long>(p->s));
+    if (p->q_row < p->h * p->d || p->k_row < p->h * p->d || p->v_row < p->h * p->dv)
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: row strides %lld, %lld, %lld are shorter than the rows of Q, K, V", me,
+                    static_cast<long long>(p->q_row), static_cast<long long>(p->k_row),
+                    static_cast<long long>(p->v_row));
+    if (p->b * p->s * p->h * p->dv == 0) {
+        *empty = true;
+        return FP8ORT_OK;
+    }
+    if (!q || !y || (p->t > 0 && (!k || !v)))  // no keys (T = 0): K and V are empty and may be NULL
+        return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
+    if (is_fp8_type(y_type) && !y_scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 output needs y_scale", me);
+    return FP8ORT_OK;
+}
+
 }  // namespace attention
 }  // namespace fp8ort

@@ -18,6 +18,7 @@
 
 #include "fp8_attention_common.h"
 #include "fp8_epilogue_apply.h"  // multiprocessors()
+#include "fp8_gemm_core.h"        // copy16_async, async_commit, async_wait
 #include "fp8_numerics.h"
 #include "fp8_status.h"
 
@@ -90,26 +91,6 @@ struct F16Tile {
     static constexpr size_t kSmemBytes = 4 * size_t(kBufHalves) * sizeof(uint16_t);  // K and V, two buffers each
 };
 
-__device__ __forceinline__ void cp_async16(uint16_t* dst, const uint16_t* src, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
-#else
-    (void)dst, (void)src, (void)valid;
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
-
 __device__ __forceinline__ void ldsm_x4(const uint16_t* p, uint32_t (&r)[4]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -174,7 +155,8 @@ __device__ __forceinline__ void load_tile_f16(uint16_t* dst, const uint16_t* src
         uint16_t* to = dst + r * kLd + col;
         if (vec) {
             const bool inside = r < left && col < cols;
-            cp_async16(to, inside ? from + i * step : src, inside);
+            const uint16_t* at = inside ? from + i * step : src;
+            copy16_async(reinterpret_cast<uint8_t*>(to), reinterpret_cast<const uint8_t*>(at), inside);
         } else {
 #pragma unroll
             for (int e = 0; e < 8; ++e) to[e] = r < left && col + e < cols ? from[i * step + e] : uint16_t{0};
@@ -255,7 +237,7 @@ __global__ void __launch_bounds__(WARPS * 32, (kF16MinBlocks<DMAX, WARPS>)) atte
     if (tiles > 0) {
         load_tile_f16<DMAX, kThreads>(smem, kb, p.k_row, 0, p.t, d, vec, tid);
         load_tile_f16<DMAX, kThreads>(smem + Tile::kBufHalves, vb, p.v_row, 0, p.t, dv, vec, tid);
-        cp_async_commit();
+        async_commit();
     }
     for (int64_t it = 0; it < tiles; ++it) {
         const int64_t j0 = it * kF16Keys;
@@ -265,10 +247,10 @@ __global__ void __launch_bounds__(WARPS * 32, (kF16MinBlocks<DMAX, WARPS>)) atte
             uint16_t* kn = smem + ((it + 1) & 1) * 2 * Tile::kBufHalves;
             load_tile_f16<DMAX, kThreads>(kn, kb, p.k_row, j0 + kF16Keys, p.t, d, vec, tid);
             load_tile_f16<DMAX, kThreads>(kn + Tile::kBufHalves, vb, p.v_row, j0 + kF16Keys, p.t, dv, vec, tid);
-            cp_async_commit();
-            cp_async_wait<1>();
+            async_commit();
+            async_wait<1>();
         } else {
-            cp_async_wait<0>();
+            async_wait<0>();
         }
         __syncthreads();
 
@@ -487,24 +469,9 @@ extern "C" fp8ort_status fp8ort_attention_f16(const void* q, const void* k, cons
                                               const float* y_scale, void* workspace, size_t workspace_bytes,
                                               void* stream) {
     const char* me = "fp8ort_attention_f16";
-    if (!p) return fail(FP8ORT_INVALID_ARGUMENT, "%s: parameters are NULL", me);
-    if (p->b < 0 || p->s < 0 || p->t < 0 || p->h < 1 || p->d < 0 || p->dv < 0)
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: negative size or no head", me);
-    if (p->d > 128 || p->dv > 128 || p->d != p->dv)
-        return fail(FP8ORT_UNSUPPORTED, "%s: head sizes D=%lld, Dv=%lld; the GPU kernels take D = Dv <= 128", me,
-                    static_cast<long long>(p->d), static_cast<long long>(p->dv));
-    if (p->h > 65535 || p->b > 65535 || p->s > (int64_t{1} << 35))
-        return fail(FP8ORT_UNSUPPORTED, "%s: %lld heads, batch %lld or sequence %lld is past the grid's limits "
-                    "(65535 heads, 65535 batch)", me, static_cast<long long>(p->h), static_cast<long long>(p->b),
-                    static_cast<long long>(p->s));
-    if (p->q_row < p->h * p->d || p->k_row < p->h * p->d || p->v_row < p->h * p->dv)
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: row strides %lld, %lld, %lld are shorter than the rows of Q, K, V", me,
-                    static_cast<long long>(p->q_row), static_cast<long long>(p->k_row),
-                    static_cast<long long>(p->v_row));
-    if (p->b * p->s * p->h * p->dv == 0) return ok();
-    if (!q || !y || (p->t > 0 && (!k || !v)))  // no keys (T = 0): K and V are empty and may be NULL
-        return fail(FP8ORT_INVALID_ARGUMENT, "%s: tensors must be device pointers, got NULL", me);
-    if (is_fp8_type(y_type) && !y_scale) return fail(FP8ORT_INVALID_ARGUMENT, "%s: an FP8 output needs y_scale", me);
+    bool empty = false;
+    FP8ORT_TRY(attention::check_args(me, q, k, v, p, y, y_type, y_scale, &empty));
+    if (empty) return ok();
     const hipStream_t s = as_stream(stream);
     const auto* q16 = static_cast<const uint16_t*>(q);
     const auto* k16 = static_cast<const uint16_t*>(k);
