@@ -4,7 +4,7 @@
 // in float32 on the accumulators, the unnormalized probabilities rounded to float16 as the A operand of P V (the
 // contract's allowance for float16 inputs), float32 sums of P V, the row sum of the unrounded probabilities.
 //
-// Block: WARPS warps of 16 query rows (4 unless FP8ORT_ATTENTION_F16_WARPS says otherwise); key/value tiles of 64
+// Block: WARPS warps of 16 query rows (kF16Warps = 4); key/value tiles of 64
 // keys, double-buffered in shared memory (cp.async where rows are 16-byte aligned) with rows padded by 16 bytes so that
 // ldmatrix reads them without bank conflicts. Q's A fragments stay in registers; S stays in the accumulators, which are
 // P's A fragments as they are (the m16n8 accumulator layout of two 8-key atoms is the m16n8k16 A layout of 16 keys);
@@ -372,15 +372,10 @@ bool attention_f16_tc_runs(const fp8ort_attention_params& p) {
     return current_gpu_arch(&arch) == FP8ORT_OK && arch >= 80;
 }
 
-// Warps per block: 4 (64 query rows). Fewer warps per block give small batches more blocks but were slower on
-// BERT-base at batch 1 (H100, window 26: 1,359 seq/s with 4, 1,333 with 2, 1,241 with 1; graphs): each block's
-// serial chain (tile loads, softmax) is then shared by fewer warps. FP8ORT_ATTENTION_F16_WARPS = 1, 2 or 4 (read at
-// each call) forces a size.
-int attention_f16_warps() {
-    const char* env = getenv("FP8ORT_ATTENTION_F16_WARPS");
-    if (env && (strcmp(env, "1") == 0 || strcmp(env, "2") == 0)) return atoi(env);
-    return 4;
-}
+// Warps per block: 4 (64 query rows). Smaller blocks give small batches more blocks but were slower on BERT-base at
+// batch 1 (H100, window 26: 1,359 seq/s with 4, 1,333 with 2, 1,241 with 1; graphs): each block's serial chain (tile
+// loads, softmax) is then shared by fewer warps. Only the 4-warp block is built (each size tripled the instantiations).
+constexpr int kF16Warps = 4;
 
 template <int DMAX, int WARPS, bool kBias, class Out>
 fp8ort_status launch_f16(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
@@ -407,25 +402,15 @@ fp8ort_status launch_f16(const uint16_t* q, const uint16_t* k, const uint16_t* v
     return check_launch("fp8ort_attention_f16");
 }
 
-template <int DMAX, bool kBias, class Out>
-fp8ort_status launch_f16_warps(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
-                               const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
-    switch (attention_f16_warps()) {
-        case 1: return launch_f16<DMAX, 1, kBias, Out>(q, k, v, bias, p, y, y_scale, stream);
-        case 2: return launch_f16<DMAX, 2, kBias, Out>(q, k, v, bias, p, y, y_scale, stream);
-        default: return launch_f16<DMAX, 4, kBias, Out>(q, k, v, bias, p, y, y_scale, stream);
-    }
-}
-
 template <class Out>
 fp8ort_status launch_f16_tc(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,
                             const fp8ort_attention_params& p, void* y, const float* y_scale, hipStream_t stream) {
     if (p.d <= 64) {
-        if (bias) return launch_f16_warps<64, true, Out>(q, k, v, bias, p, y, y_scale, stream);
-        return launch_f16_warps<64, false, Out>(q, k, v, bias, p, y, y_scale, stream);
+        if (bias) return launch_f16<64, kF16Warps, true, Out>(q, k, v, bias, p, y, y_scale, stream);
+        return launch_f16<64, kF16Warps, false, Out>(q, k, v, bias, p, y, y_scale, stream);
     }
-    if (bias) return launch_f16_warps<128, true, Out>(q, k, v, bias, p, y, y_scale, stream);
-    return launch_f16_warps<128, false, Out>(q, k, v, bias, p, y, y_scale, stream);
+    if (bias) return launch_f16<128, kF16Warps, true, Out>(q, k, v, bias, p, y, y_scale, stream);
+    return launch_f16<128, kF16Warps, false, Out>(q, k, v, bias, p, y, y_scale, stream);
 }
 
 fp8ort_status dispatch_f16_tc(const uint16_t* q, const uint16_t* k, const uint16_t* v, const float* bias,

@@ -281,13 +281,11 @@ def test_attention_with_infinite_inputs_on_gpu_device(where, attention_kernel, l
     assert np.abs(got[fin] - want[fin]).max() <= 2e-5 * np.abs(want[fin]).max()
 
 
-@pytest.fixture(params=["tc4", "tc2", "tc1", "widen"])
+@pytest.fixture(params=["tc", "widen"])
 def attention_f16_route(request, monkeypatch) -> str:
-    """FP8Attention's route for float16 Q/K/V: the tensor-core kernel with blocks of 4, 2 or 1 warps
-    (FP8ORT_ATTENTION_F16_WARPS, read at each launch), or Q, K and V widened to float32 for the float32 kernels
-    (FP8ORT_ATTENTION_F16=widen; the route of AMD GPUs and NVIDIA GPUs before sm_80)."""
-    monkeypatch.setenv("FP8ORT_ATTENTION_F16", "widen" if request.param == "widen" else "tc")
-    monkeypatch.setenv("FP8ORT_ATTENTION_F16_WARPS", request.param[2:] if request.param != "widen" else "4")
+    """FP8Attention's route for float16 Q/K/V: the tensor-core kernel, or Q, K and V widened to float32 for the float32
+    kernels (FP8ORT_ATTENTION_F16=widen; the route of AMD GPUs and NVIDIA GPUs before sm_80)."""
+    monkeypatch.setenv("FP8ORT_ATTENTION_F16", request.param)
     monkeypatch.delenv("FP8ORT_ATTENTION", raising=False)
     return request.param
 
