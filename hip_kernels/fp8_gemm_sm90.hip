@@ -99,23 +99,6 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
         ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar))
         : "memory");
 }
-// tma_load_2d into the same shared-memory offset of every block of the cluster in `mask` (bit r: rank r); each
-// destination block's barrier at `bar`'s offset gets the bytes that landed in it.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar,
-                                                      uint16_t mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-        "[%0], [%1, {%2, %3}], [%4], %5;\n"
-        ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar)), "h"(mask)
-        : "memory");
-}
-// An arrival on the barrier at `bar`'s offset in block `rank` of the cluster (release at cluster scope: this block's
-// reads of the stage are done before the other block's producer overwrites it).
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, unsigned rank) {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(bar)), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-}
 // The residual Z of one output tile into L2, one 128-byte line at a time: rows row0 + first, + step, ... of the
 // tile (rows_left of them exist), columns gcol0 .. gcol0 + cols (cols_left exist). Issued by the producer threads
 // before their loads, so the epilogue's Z reads, which used to wait on DRAM with few warps in flight (ncu: a
@@ -230,20 +213,9 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-// A consumer warpgroup is done with a stage: its arrival on this block's empty barrier, and with kPeer on the other
-// block's of a cluster of two.
-template <bool kPeer>
-__device__ __forceinline__ void release_stage(uint64_t* bar) {
-    mbar_arrive(bar);
-    if constexpr (kPeer) mbar_arrive_cluster(bar, cluster_rank() ^ 1u);
-}
-
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
-// kPeerRelease (the multicast GEMM): a stage also holds the other block's half of B, written by its producer, so
-// each release goes to both blocks' empty barriers.
-template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit,
-          bool kPeerRelease = false>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
                                               uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
@@ -272,7 +244,7 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
         if constexpr (Promote) {
             // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            if (threadIdx.x % 128 == 0) release_stage<kPeerRelease>(&empty[s]);
+            if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
 #pragma unroll
             for (int i = 0; i < kRegs; ++i) {
                 acc[i] += d[i];
@@ -281,7 +253,7 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
         } else {
             // keep this k-tile in flight; the previous one is done, so its stage goes back to the producer
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-            if (kt > 0 && threadIdx.x % 128 == 0) release_stage<kPeerRelease>(&empty[(kt - 1) % kStages]);
+            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
         }
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -339,11 +311,7 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
-// kMulticast (one block per multiprocessor, launched in clusters of 2 blocks: tiles tm and tm + 1 of the same B
-// columns): each block loads its A tile and half of the B tile, which TMA multicasts into both blocks' stages, so the
-// pair reads B from L2 once instead of twice. A stage goes back to a producer when the consumers of both blocks are
-// done with it (4 arrivals); map_b's box is then BN / 2 rows.
-template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks, bool kMulticast = false>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
 __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int64_t m,
                      int64_t n, int64_t k, epilogue_args ep) {
@@ -374,16 +342,11 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], kMulticast ? 4 : 2);  // one arrival per consumer warpgroup (of both blocks)
+            mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if constexpr (kMulticast) {  // the other block's barriers exist before anything is multicast or arrives there
-        cluster_arrive();
-        cluster_wait();
-    } else {
-        __syncthreads();
-    }
+    __syncthreads();
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
@@ -399,28 +362,16 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
                 if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
                 mbar_expect_tx(&full[s], kABytes + tile::kBBytes);
                 tma_load_2d(sa + s * kABytes, &map_a, (kt0 + kt) * kBk, tm * kBm, &full[s]);
-                if constexpr (kMulticast) {
-                    const unsigned half = cluster_rank();
-                    tma_load_2d_multicast(sb + s * tile::kBBytes + half * (tile::kBBytes / 2), &map_b, (kt0 + kt) * kBk,
-                                          tn * BN + static_cast<int>(half) * (BN / 2), &full[s], 0x3);
-                } else {
-                    tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
-                }
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
             }
         }
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1 && !kMulticast, kMulticast>(
-        smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep, static_cast<int64_t>(tm) * kBm,
-        ep.col_offset + static_cast<int64_t>(tn) * BN, m - static_cast<int64_t>(tm) * kBm,
-        n - static_cast<int64_t>(tn) * BN);
-    // no block ends while the other may still arrive on its barriers (the producers have exited: the barrier waits
-    // for the threads that have not)
-    if constexpr (kMulticast) {
-        cluster_arrive();
-        cluster_wait();
-    }
+    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+                                                 static_cast<int64_t>(tm) * kBm,
+                                                 ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                                 m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
     FP8ORT_TRAP();
 #endif
@@ -789,51 +740,6 @@ epilogue_args raw_epilogue(float* workspace, int64_t n) {
                          FP8ORT_FLOAT, workspace, n, 0};
 }
 
-// Clusters of 2 blocks along x: the multicast GEMM's pairs of M tiles.
-cudaLaunchAttribute pair_cluster_dims() {
-    cudaLaunchAttribute a;
-    a.id = cudaLaunchAttributeClusterDimension;
-    a.val.clusterDim.x = 2, a.val.clusterDim.y = 1, a.val.clusterDim.z = 1;
-    return a;
-}
-
-// The multicast GEMM (gemm_sm90_kernel's kMulticast) for this problem, or FP8ORT_UNSUPPORTED where it does not apply:
-// a split K, an odd number of M tiles (the pairs are consecutive tiles of one group of kGroupM: every group then has
-// an even number of rows), or clusters of 2 blocks that do not fit.
-template <fp8ort_fp8_format F, int BN, bool Promote>
-fp8ort_status launch_multicast(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
-                               const epilogue_args& ep, const sm90_split& split, hipStream_t stream) {
-    using tile = sm90_tile<BN, 1>;
-    const int64_t tiles_m = (m + kBm - 1) / kBm;
-    if (split.splits > 1 || tiles_m % 2 != 0) return FP8ORT_UNSUPPORTED;
-    auto kernel = gemm_sm90_kernel<F, BN, Promote, 1, true>;
-    static const hipError_t attr =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tile::kSmem));
-    FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a multicast kernel"));
-    const int64_t tiles = tiles_m * ((n + BN - 1) / BN);
-    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
-    static std::atomic<int> fits{0};  // 0 unknown, 1 no, 2 yes
-    cudaLaunchAttribute attrs[2] = {pair_cluster_dims(), {}};
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(static_cast<unsigned>(tiles)), cfg.blockDim = dim3(tile::kThreads);
-    cfg.dynamicSmemBytes = tile::kSmem, cfg.stream = stream, cfg.attrs = attrs, cfg.numAttrs = 1;
-    if (fits.load() == 0) {
-        int clusters = 0;
-        const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
-        if (e != cudaSuccess) (void)cudaGetLastError();  // an answer of no, not an error of the launch
-        fits.store(e == cudaSuccess && clusters > 0 ? 2 : 1);
-    }
-    if (fits.load() != 2) return FP8ORT_UNSUPPORTED;
-    CUtensorMap map_a, map_b;
-    FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
-    FP8ORT_TRY(make_map(&map_b, b, n, k, BN / 2));  // each block of a pair loads half of the B tile
-    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.numAttrs = pdl_wanted() ? 2 : 1;
-    (void)cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, m, n, k, ep);  // an error stays the last error
-    return check_launch("fp8ort_gemm (wgmma_sm90a, B multicast in pairs)");
-}
-
 template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
 fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, const epilogue_args& ep,
                            const sm90_split& split, hipStream_t stream) {
@@ -914,11 +820,6 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
             if (k <= kBk && split.splits <= 1) return launch_stream<F, 128, false>(a, b, m, n, k, ep, stream);
             if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, split, stream);
             return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
-        case sm90_variant::one_block_multicast: {
-            const fp8ort_status st = launch_multicast<F, 128, true>(a, b, m, n, k, ep, split, stream);
-            if (st != FP8ORT_UNSUPPORTED) return st;
-            return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);  // where pairs do not apply
-        }
         default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }

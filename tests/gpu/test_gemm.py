@@ -192,31 +192,6 @@ def test_gemm_shapes(gpu, shape, kernel):
         print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
 
 
-# The one-block kernel in clusters of two blocks that share B by TMA multicast (override 8): an even number of M
-# tiles and enough tiles that K is not split; N past a multiple of the tile (each block loads half of B's rows, the
-# rest zero-filled); an odd number of M tiles takes the one-block kernel alone.
-@pytest.mark.parametrize(
-    "shape",
-    [(2048, 768, 1024), (2304, 520, 256), (8704, 136, 160), (1152, 1024, 512)],
-    ids=lambda s: "x".join(map(str, s)),
-)
-def test_gemm_multicast(gpu, shape):
-    lib, _ = gpu
-    m, n, k = shape
-    lib.fp8ort_gemm_set_kernel_override(8)
-    try:
-        name = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
-        ws = lib.fp8ort_gemm_workspace_bytes(nx.E4M3FN.onnx_type, m, n, k)
-    finally:
-        lib.fp8ort_gemm_set_kernel_override(0)
-    if name != "wgmma_sm90a_multicast":
-        pytest.skip("no sm90a kernel for this device or shape")
-    assert ws == 0, "these shapes have enough tiles that K is not split"
-    for i, cfg in enumerate(EPILOGUES[:3]):
-        got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=8)
-        print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
-
-
 # Small M, long K: the sm90a kernel splits K over blocks (fp8ort_gemm_ws), float32 partial sums in scratch.
 @pytest.mark.parametrize("kernel", [0, 3, 5, 6], ids=["auto", "fast_accum", "sm90a_2blocks", "sm90a_stream"])
 @pytest.mark.parametrize(
