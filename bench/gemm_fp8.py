@@ -1,8 +1,9 @@
 """FP8 GEMM TFLOP/s: fp8ort_gemm (ctypes) against torch._scaled_mm (cuBLASLt FP8, TN) on the same operands.
 
 Y[M, N] bf16 = A[M, K] (E4M3) . W[N, K]^T * a_scale * w_scale. Median of CUDA-event timings after warm-up.
-Rows: our kernel (float32 promotion), our kernel with fast accumulation, and fp8ort_gemm_blaslt (cuBLASLt
-accumulating into float32 scratch, then our epilogue pass) when the library has cuBLASLt available.
+Rows: our kernel (float32 promotion), the same with one block per multiprocessor walking tiles (streaming_long),
+our kernel with fast accumulation, and fp8ort_gemm_blaslt (cuBLASLt accumulating into float32 scratch, then our
+epilogue pass) when the library has cuBLASLt available.
 Usage: python3 bench/gemm_fp8.py [--lib build/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
 The C++ harness bench/gemm_fp8.cu calls cuBLASLt directly; this one cross-checks it through PyTorch.
 """
@@ -81,7 +82,9 @@ def main() -> None:
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         ep = Epilogue(x_scale=sa.data_ptr(), w_scale=sw.data_ptr(), w_scale_count=1, y_type=BF16)
         flop = 2.0 * m * n * k
-        variants = [(False, 0), (True, 3)] + ([(False, None)] if with_blaslt else [])
+        # the automatic choice, one block per multiprocessor walking tiles (override 8), fast accumulation, the
+        # cuBLASLt route
+        variants = [(False, 0), (False, 8), (True, 3)] + ([(False, None)] if with_blaslt else [])
         for fast, override in variants:
             if override is None:  # the cuBLASLt route (no kernel override: it never runs our GEMM)
                 name = "fp8ort_gemm_blaslt"

@@ -18,7 +18,11 @@ bool device_is_sm90();
 // producer loads the next tile's stages during the epilogue, staged outside the ring. A split K runs as two_blocks.
 // streaming_wide (K <= 128, opt-in: fp8ort_gemm_set_wide_stream, FP8ORT_WIDE_STREAM=on): streaming with two_blocks'
 // 128 x 128 tiles and a one-stage ring, in place of two_blocks; compiled and tested for its bits, not yet measured.
-enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide };
+// streaming_long (opt-in: override 8, or FP8ORT_GEMM_PERSISTENT=on where the automatic choice is one_block):
+// one_block's 128 x 128 tiles in one block per multiprocessor that walks tiles as streaming does, its producer loading
+// the next tile during the epilogue, and each k-tile promoted while the next one multiplies (the same sums). A split
+// K runs as one_block.
+enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide, streaming_long };
 // Host: whether K <= 128 problems wider than 64 columns take streaming_wide instead of two_blocks.
 bool wide_stream_wanted();
 // The variant fp8ort_gemm picks when no override asks for one, from ResNet-50's 1x1 layers on an H200
@@ -76,7 +80,8 @@ int on_off_from_env(const char* name);
 // A one-digit value from the environment in [lo, hi], else 0 (unset or anything else: no override).
 int override_from_env(const char* name, char lo, char hi);
 // fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
-// 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor, 6 sm90a streaming).
+// 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor, 6 sm90a streaming, 7 small K,
+// 8 sm90a streaming with one block per multiprocessor and 128 x 128 tiles).
 int gemm_kernel_override();
 // gemm_kernel_override(), or else FP8ORT_CONV_KERNEL (4 or 5) from the environment: the convolution's choice.
 int conv_kernel_override();

@@ -385,16 +385,21 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 // The wide form (streaming_wide, K <= 128: one k-tile, so no promotion and the same sums as two_blocks): 128 x 128
 // tiles with a ring of one stage, which the producer refills for the next tile as soon as both warpgroups' wgmma
 // are done with it, while they run the epilogue; two blocks still fit a multiprocessor.
-template <int BN>
+// The long form (streaming_long, kBlocks 1: long K, where one_block ends each tile with a pipeline fill and an
+// epilogue that nothing overlaps): one_block's 128 x 128 tiles, one block per multiprocessor with a ring of 4 stages
+// and the staging buffer outside it, so the producer loads the next tile while the consumers run the epilogue (the
+// ring and the staging take ~197 KB; one_block's 6 stages hold the staging themselves); promotion one k-tile behind
+// (stream_k_tiles_lagged), which the registers of one block per multiprocessor allow.
+template <int BN, int kBlocks = 2>
 struct sm90_stream_tile {
-    static constexpr int kStages = BN == 128 ? 1 : 3;
+    static constexpr int kStages = kBlocks == 1 ? 4 : (BN == 128 ? 1 : 3);
     static constexpr int kThreads = 288;  // consumer warpgroups 0 and 1, producer warp 8
     static constexpr int kBBytes = BN * kBk;
     static constexpr int kLd = BN + 4;  // staging row stride in floats
     static constexpr size_t kRingBytes = static_cast<size_t>(kStages) * (kABytes + kBBytes);
     static constexpr size_t kStagingBytes = 2 * 64 * kLd * sizeof(float);
     static constexpr size_t kSmem = kRingBytes + kStagingBytes + 2 * kStages * 8 + 1024;
-    static_assert(kSmem * 2 + 2048 <= 228 * 1024, "two blocks fit one multiprocessor");
+    static_assert(kSmem * kBlocks + 1024 * kBlocks <= 228 * 1024, "the blocks fit one multiprocessor");
 };
 
 // Output tile `id` (of tiles_m x tiles_n) in the order that walks kGroupM tiles of M per column of B (L2 reuse).
@@ -406,14 +411,82 @@ __device__ __forceinline__ void tile_coords(int id, int tiles_m, int tiles_n, in
     *tn = (id % per_group) / group_rows;
 }
 
-template <fp8ort_fp8_format F, int BN, bool Promote>
-__global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
+#if defined(FP8ORT_HAS_WGMMA_FP8)
+// Keeps the compiler from moving reads or writes of v across the wgmma waits around it (the asm claims to change v).
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&v)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
+}
+
+// One tile's k-tiles of a consumer warpgroup with float32 promotion one k-tile behind: k-tiles alternate between two
+// accumulator sets, and while one set's wgmma run the other's finished k-tile is added to acc in float32 and its stage
+// released (one_block's loop waits for every k-tile's wgmma before promoting it, so the tensor cores of the warpgroup
+// idle through each promotion). The same sums in the same order: acc += each k-tile's partial sum, k-tile by k-tile.
+// `it` is the block's count of k-tiles before this tile (the ring position); `t` the thread's index in its warpgroup.
+template <fp8ort_fp8_format F, int BN, int kStages>
+__device__ __forceinline__ void stream_k_tiles_lagged(const uint8_t* sa, const uint8_t* sb, uint64_t* full,
+                                                      uint64_t* empty, int k_tiles, int wg, int t, int it,
+                                                      float (&d)[BN / 2], float (&acc)[BN / 2]) {
+    constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
+    float e[kRegs];
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) e[i] = 0.0f;
+    auto issue = [&](float(&x)[kRegs], int pos) {
+        const int s = pos % kStages;
+        mbar_wait(&full[s], (pos / kStages) & 1);
+        fence_operands(x);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
+        const uint8_t* b_tile = sb + s * kBBytes;
+#pragma unroll
+        for (int kk = 0; kk < kBk / 32; ++kk)
+            wgmma_m64k32<F, BN>(x, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        fence_operands(x);
+    };
+    auto promote = [&](float(&x)[kRegs], int pos) {  // x's wgmma are complete (a wait came before)
+        fence_operands(x);
+        if (t == 0) mbar_arrive(&empty[pos % kStages]);
+#pragma unroll
+        for (int i = 0; i < kRegs; ++i) {
+            acc[i] += x[i];
+            x[i] = 0.0f;
+        }
+    };
+    int kt = 0;
+    for (; kt + 1 < k_tiles; kt += 2) {
+        issue(d, it + kt);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // all but k-tile kt: kt - 1 is done
+        if (kt > 0) promote(e, it + kt - 1);
+        issue(e, it + kt + 1);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // k-tile kt is done
+        promote(d, it + kt);
+    }
+    if (kt < k_tiles) {  // an odd count: the last k-tile
+        issue(d, it + kt);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        if (kt > 0) promote(e, it + kt - 1);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        promote(d, it + kt);
+    } else if (kt > 0) {
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        promote(e, it + kt - 1);
+    }
+}
+#endif  // FP8ORT_HAS_WGMMA_FP8
+
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks = 2>
+__global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBlocks)
     gemm_sm90_stream_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                             int64_t m, int64_t n, int64_t k, epilogue_args ep) {
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-    using tile = sm90_stream_tile<BN>;
+    using tile = sm90_stream_tile<BN, kBlocks>;
     constexpr int kStages = tile::kStages;
     constexpr int kLd = tile::kLd;
+    // streaming_long promotes each k-tile while the next one multiplies (stream_k_tiles_lagged): one block per
+    // multiprocessor has the registers for a second set of wgmma accumulators
+    constexpr bool kLagged = Promote && kBlocks == 1;
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
     uint8_t* sa = smem;
@@ -477,23 +550,28 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN>::kThreads, 2)
         for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
 #pragma unroll
         for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-            const int s = it % kStages;
-            mbar_wait(&full[s], (it / kStages) & 1);
-            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-            const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
-            const uint8_t* b_tile = sb + s * tile::kBBytes;
+        if constexpr (kLagged) {
+            stream_k_tiles_lagged<F, BN, kStages>(sa, sb, full, empty, k_tiles, wg, t, it, d, acc);
+            it += k_tiles;
+        } else {
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                const int s = it % kStages;
+                mbar_wait(&full[s], (it / kStages) & 1);
+                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+                const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
+                const uint8_t* b_tile = sb + s * tile::kBBytes;
 #pragma unroll
-            for (int kk = 0; kk < kBk / 32; ++kk)
-                wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
-            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            if (t == 0) mbar_arrive(&empty[s]);
-            if constexpr (Promote) {
+                for (int kk = 0; kk < kBk / 32; ++kk)
+                    wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+                if (t == 0) mbar_arrive(&empty[s]);
+                if constexpr (Promote) {
 #pragma unroll
-                for (int i = 0; i < kRegs; ++i) {
-                    acc[i] += d[i];
-                    d[i] = 0.0f;
+                    for (int i = 0; i < kRegs; ++i) {
+                        acc[i] += d[i];
+                        d[i] = 0.0f;
+                    }
                 }
             }
         }
@@ -771,24 +849,24 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
                                  m * n);
 }
 
-template <fp8ort_fp8_format F, int BN, bool Promote>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks = 2>
 fp8ort_status launch_stream(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
                             const epilogue_args& ep, hipStream_t stream) {
-    using tile = sm90_stream_tile<BN>;
+    using tile = sm90_stream_tile<BN, kBlocks>;
     CUtensorMap map_a, map_b;
     FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
     FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
-    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_stream_kernel<F, BN, Promote>,
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_stream_kernel<F, BN, Promote, kBlocks>,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(tile::kSmem));
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a streaming kernel"));
     const int64_t tiles = ((m + kBm - 1) / kBm) * ((n + BN - 1) / BN);
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
-    const int64_t slots = static_cast<int64_t>(multiprocessors()) * 2;  // two resident blocks per multiprocessor
+    const int64_t slots = static_cast<int64_t>(multiprocessors()) * kBlocks;  // resident blocks
     const unsigned blocks = static_cast<unsigned>(tiles < slots ? tiles : slots);
-    launch_kernel(pdl_wanted(), gemm_sm90_stream_kernel<F, BN, Promote>, dim3(blocks), dim3(tile::kThreads), tile::kSmem,
-                  stream, map_a, map_b, m, n, k, ep);
-    return check_launch("fp8ort_gemm (wgmma_sm90a_stream)");
+    launch_kernel(pdl_wanted(), gemm_sm90_stream_kernel<F, BN, Promote, kBlocks>, dim3(blocks), dim3(tile::kThreads),
+                  tile::kSmem, stream, map_a, map_b, m, n, k, ep);
+    return check_launch(kBlocks == 1 ? "fp8ort_gemm (wgmma_sm90a_stream_long)" : "fp8ort_gemm (wgmma_sm90a_stream)");
 }
 
 // Tile width and blocks per multiprocessor of a GEMM variant.
@@ -820,6 +898,10 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
             if (k <= kBk && split.splits <= 1) return launch_stream<F, 128, false>(a, b, m, n, k, ep, stream);
             if (k <= kBk) return launch_typed<F, 128, false, 2>(a, b, m, n, k, ep, split, stream);
             return launch_typed<F, 64, true, 2>(a, b, m, n, k, ep, split, stream);
+        case sm90_variant::streaming_long:
+            // a split (few tiles, long K) runs as one_block: the splits are what fill the multiprocessors there
+            if (split.splits > 1) return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
+            return launch_stream<F, 128, true, 1>(a, b, m, n, k, ep, stream);
         default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }

@@ -178,8 +178,8 @@ def wgmma_abs_sum(qa: np.ndarray, w_nk: np.ndarray, epi: EpilogueCase) -> np.nda
 
 @pytest.mark.parametrize(
     "kernel",
-    [0, 1, 3, 4, 5, 6],
-    ids=["auto", "portable", "fast_accum", "sm90a_1block", "sm90a_2blocks", "sm90a_stream"],
+    [0, 1, 3, 4, 5, 6, 8],
+    ids=["auto", "portable", "fast_accum", "sm90a_1block", "sm90a_2blocks", "sm90a_stream", "sm90a_stream_long"],
 )
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_gemm_shapes(gpu, shape, kernel):
@@ -189,6 +189,31 @@ def test_gemm_shapes(gpu, shape, kernel):
         pytest.skip("no sm90a kernel for this device or shape")
     for i, cfg in enumerate(EPILOGUES[:2] if m * n * k > 1e8 else EPILOGUES):
         got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=kernel)
+        print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
+
+
+# The streaming kernel with one block per multiprocessor and 128 x 128 tiles (override 8) on shapes with enough
+# tiles that K is not split, so that blocks walk several tiles: N past a multiple of the tile, K of 1 to 24 k-tiles
+# (odd and even counts: its promotion alternates two accumulator sets, one k-tile behind).
+@pytest.mark.parametrize(
+    "shape",
+    [(2048, 768, 1024), (2304, 520, 384), (8704, 136, 160), (4096, 256, 128), (4096, 768, 3072)],
+    ids=lambda s: "x".join(map(str, s)),
+)
+def test_gemm_stream_long(gpu, shape):
+    lib, _ = gpu
+    m, n, k = shape
+    lib.fp8ort_gemm_set_kernel_override(8)
+    try:
+        name = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
+        ws = lib.fp8ort_gemm_workspace_bytes(nx.E4M3FN.onnx_type, m, n, k)
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+    if name != "wgmma_sm90a_stream_long":
+        pytest.skip("no sm90a kernel for this device or shape")
+    assert ws == 0, "these shapes have enough tiles that K is not split"
+    for i, cfg in enumerate(EPILOGUES[:3]):
+        got, want, name, abs_sum = run_gemm(gpu, nx.E4M3FN, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=8)
         print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
 
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# window 28 (sixteenth session, 2026-12-07). Carry .prebuilt (lib.tar.xz: both libraries built from HEAD for sm_90a).
+# Results under $OUT/w, packed to w28.tgz (A/B file names hold '='). LIMIT (s) stops starting runs that would not end
+# in time.
+#  1. GPU kernel tests of the streaming GEMM with one block per multiprocessor and promotion one k-tile behind
+#     (override 8) and the one-block kernel;
+#  2. bench/gemm_fp8.py 4096^3 and 8192^3: ours (one block per tile), streaming_long, fast accumulation, cuBLASLt;
+#  3. ResNet-50 with FP8ORT_GEMM_PERSISTENT off / on / off (batches 32, 256);
+#  4. BERT-base on our GEMM (FP8ORT_GEMM_BACKEND=ours) with FP8ORT_GEMM_PERSISTENT off / on (batch 32);
+#  5. Nsight Compute times of every kernel of BERT-base at batch 1 (default config).
+set -uo pipefail; export PYTHONUNBUFFERED=1
+O=$OUT/w; mkdir -p $O
+OUT=$O STEPS=unpack bash tools/h200_plugin_ep.sh | head -3
+export FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so FP8ORT_KERNELS_LIB=$PWD/build-gpu/libfp8ort_kernels.so PYTHONPATH=$PWD
+unset FP8ORT_ATTENTION_SPLIT FP8ORT_ATTENTION FP8ORT_ATTENTION_F16 FP8ORT_GEMM_PERSISTENT FP8ORT_GEMM_BACKEND
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > $O/env.txt; cat $O/env.txt
+t=$(date +%s); limit=${LIMIT:-300}
+pack() { (cd $O && tar -czf $OUT/w28.tgz .); }
+left() { [ $(( $(date +%s) - t + $1 )) -le $limit ]; }
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm.py -k "stream_long or sm90a_1block or split_k" \
+  > $O/tests_gemm.log 2>&1
+echo "gemm tests rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 $O/tests_gemm.log)"
+grep -E "^FAILED|^ERROR|Error" $O/tests_gemm.log | head -8; pack
+timeout 80 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so --sizes 4096,8192 --json $O/gemm_fp8.json \
+  > $O/gemm_fp8.log 2>&1
+echo "gemm bench rc=$? $(( $(date +%s) - t )) s"; cut -c1-200 $O/gemm_fp8.log | grep -v "^$" | head -10; pack
+i=0
+for pair in FP8ORT_GEMM_PERSISTENT=off FP8ORT_GEMM_PERSISTENT=on FP8ORT_GEMM_PERSISTENT=off; do
+  i=$((i + 1)); left 70 || break
+  env "$pair" timeout 70 python3 bench/plugin_ep_gpu.py --models resnet50 --systems fp8ort --runs 10 --batches 32 256 \
+    --out $O/ab_${i}_resnet50_${pair}.json > $O/ab_${i}_resnet50_${pair}.log 2>&1
+  echo "resnet50 $pair rc=$? $(( $(date +%s) - t )) s"; grep -E "batch|rror" $O/ab_${i}_resnet50_${pair}.log | head -3; pack
+done
+for pair in FP8ORT_GEMM_PERSISTENT=off FP8ORT_GEMM_PERSISTENT=on; do
+  i=$((i + 1)); left 60 || break
+  env FP8ORT_GEMM_BACKEND=ours "$pair" timeout 60 python3 bench/plugin_ep_gpu.py --models bert --systems fp8ort --runs 10 \
+    --batches 32 --out $O/ab_${i}_bert_ours_${pair}.json > $O/ab_${i}_bert_ours_${pair}.log 2>&1
+  echo "bert ours $pair rc=$? $(( $(date +%s) - t )) s"; grep -E "batch|rror" $O/ab_${i}_bert_ours_${pair}.log | head -3; pack
+done
+left 100 && { timeout 100 ncu --profile-from-start off --metrics gpu__time_duration.sum --print-summary per-kernel \
+    python3 bench/profile_ep.py --model bert --batch 1 > $O/ncu_bert1.txt 2>&1
+  echo "ncu bert b1 rc=$? $(( $(date +%s) - t )) s"
+  python3 tools/ncu_summary.py $O/ncu_bert1.txt > $O/ncu_bert1_summary.txt 2>&1; head -24 $O/ncu_bert1_summary.txt | cut -c1-180; pack; }
+echo "end $(( $(date +%s) - t )) s"; pack
