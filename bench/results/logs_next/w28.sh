@@ -25,18 +25,18 @@ timeout 80 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so --size
   > $O/gemm_fp8.log 2>&1
 echo "gemm bench rc=$? $(( $(date +%s) - t )) s"; cut -c1-200 $O/gemm_fp8.log | grep -v "^$" | head -10; pack
 i=0
-for pair in FP8ORT_GEMM_PERSISTENT=off FP8ORT_GEMM_PERSISTENT=on FP8ORT_GEMM_PERSISTENT=off; do
-  i=$((i + 1)); left 70 || break
-  env "$pair" timeout 70 python3 bench/plugin_ep_gpu.py --models resnet50 --systems fp8ort --runs 10 --batches 32 256 \
-    --out $O/ab_${i}_resnet50_${pair}.json > $O/ab_${i}_resnet50_${pair}.log 2>&1
-  echo "resnet50 $pair rc=$? $(( $(date +%s) - t )) s"; grep -E "batch|rror" $O/ab_${i}_resnet50_${pair}.log | head -3; pack
-done
-for pair in FP8ORT_GEMM_PERSISTENT=off FP8ORT_GEMM_PERSISTENT=on; do
-  i=$((i + 1)); left 60 || break
-  env FP8ORT_GEMM_BACKEND=ours "$pair" timeout 60 python3 bench/plugin_ep_gpu.py --models bert --systems fp8ort --runs 10 \
-    --batches 32 --out $O/ab_${i}_bert_ours_${pair}.json > $O/ab_${i}_bert_ours_${pair}.log 2>&1
-  echo "bert ours $pair rc=$? $(( $(date +%s) - t )) s"; grep -E "batch|rror" $O/ab_${i}_bert_ours_${pair}.log | head -3; pack
-done
+ab() {  # ab MODEL BATCHES ENV...: one A/B run, skipped when it would not end in time
+  local model=$1 batches=$2; shift 2; i=$((i + 1)); left 60 || return 0
+  local tag=$(echo "$*" | tr ' ' '_')
+  env "$@" timeout 60 python3 bench/plugin_ep_gpu.py --models $model --systems fp8ort --runs 10 --batches $batches \
+    --out $O/ab_${i}_${model}_${tag}.json > $O/ab_${i}_${model}_${tag}.log 2>&1
+  echo "$model $* rc=$? $(( $(date +%s) - t )) s"; grep -E "batch|rror" $O/ab_${i}_${model}_${tag}.log | head -3; pack
+}
+ab resnet50 "32 256" FP8ORT_GEMM_PERSISTENT=off
+ab resnet50 "32 256" FP8ORT_GEMM_PERSISTENT=on
+ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_PERSISTENT=off
+ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_PERSISTENT=on
+ab resnet50 "32 256" FP8ORT_GEMM_PERSISTENT=off
 left 100 && { timeout 100 ncu --profile-from-start off --metrics gpu__time_duration.sum --print-summary per-kernel \
     python3 bench/profile_ep.py --model bert --batch 1 > $O/ncu_bert1.txt 2>&1
   echo "ncu bert b1 rc=$? $(( $(date +%s) - t )) s"
