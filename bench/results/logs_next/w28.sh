@@ -34,8 +34,8 @@ ab() {  # ab MODEL BATCHES ENV...: one A/B run, skipped when it would not end in
 }
 ab resnet50 "32 256" FP8ORT_GEMM_PERSISTENT=off
 ab resnet50 "32 256" FP8ORT_GEMM_PERSISTENT=on
-ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_PERSISTENT=off
 ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_PERSISTENT=on
+ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_PERSISTENT=off
 ab resnet50 "32 256" FP8ORT_GEMM_PERSISTENT=off
 left 100 && { timeout 100 ncu --profile-from-start off --metrics gpu__time_duration.sum --print-summary per-kernel \
     python3 bench/profile_ep.py --model bert --batch 1 > $O/ncu_bert1.txt 2>&1
