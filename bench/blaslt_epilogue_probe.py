@@ -25,6 +25,7 @@ import os
 import sys
 
 import torch
+from gemm_fp8 import median_ms
 
 R_32F, R_16F, R_16BF, R_8F_E4M3 = 0, 2, 14, 28
 COMPUTE_32F = 68
@@ -169,22 +170,6 @@ def variant_run(
     return run
 
 
-def time_it(run, iters: int) -> float:
-    for _ in range(3):
-        check(run(), "matmul")
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        run()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1000.0)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=50)
@@ -263,7 +248,7 @@ def main() -> None:
                     result="ran",
                     max_err_rel_ulps=round(err, 2),
                     max_err_of_max_ulps=round(err_abs, 2),
-                    us=round(time_it(run, args.iters), 2),
+                    us=round(median_ms(lambda run=run: check(run(), "matmul"), args.iters) * 1000.0, 2),
                 )
                 rows.append(row)
                 print(json.dumps(row), flush=True)
