@@ -388,12 +388,13 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 // The long form (streaming_long, kBlocks 1: long K, where one_block ends each tile with a pipeline fill and an
 // epilogue that nothing overlaps): one_block's 128 x 128 tiles, one block per multiprocessor with a ring of 4 stages
 // and the staging buffer outside it, so the producer loads the next tile while the consumers run the epilogue (the
-// ring and the staging take ~197 KB; one_block's 6 stages hold the staging themselves); promotion one k-tile behind
-// (stream_k_tiles_lagged), which the registers of one block per multiprocessor allow.
+// ring and the staging take ~197 KB; one_block's 6 stages hold the staging themselves).
 template <int BN, int kBlocks = 2>
 struct sm90_stream_tile {
     static constexpr int kStages = kBlocks == 1 ? 4 : (BN == 128 ? 1 : 3);
-    static constexpr int kThreads = 288;  // consumer warpgroups 0 and 1, producer warp 8
+    // consumer warpgroups 0 and 1, producer warp 8; with one block per multiprocessor a whole producer warpgroup,
+    // so that setmaxnreg can move its registers to the consumers (warps 9-11 exit at once)
+    static constexpr int kThreads = kBlocks == 1 ? 384 : 288;
     static constexpr int kBBytes = BN * kBk;
     static constexpr int kLd = BN + 4;  // staging row stride in floats
     static constexpr size_t kRingBytes = static_cast<size_t>(kStages) * (kABytes + kBBytes);
@@ -411,71 +412,6 @@ __device__ __forceinline__ void tile_coords(int id, int tiles_m, int tiles_n, in
     *tn = (id % per_group) / group_rows;
 }
 
-#if defined(FP8ORT_HAS_WGMMA_FP8)
-// Keeps the compiler from moving reads or writes of v across the wgmma waits around it (the asm claims to change v).
-template <int N>
-__device__ __forceinline__ void fence_operands(float (&v)[N]) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
-}
-
-// One tile's k-tiles of a consumer warpgroup with float32 promotion one k-tile behind: k-tiles alternate between two
-// accumulator sets, and while one set's wgmma run the other's finished k-tile is added to acc in float32 and its stage
-// released (one_block's loop waits for every k-tile's wgmma before promoting it, so the tensor cores of the warpgroup
-// idle through each promotion). The same sums in the same order: acc += each k-tile's partial sum, k-tile by k-tile.
-// `it` is the block's count of k-tiles before this tile (the ring position); `t` the thread's index in its warpgroup.
-template <fp8ort_fp8_format F, int BN, int kStages>
-__device__ __forceinline__ void stream_k_tiles_lagged(const uint8_t* sa, const uint8_t* sb, uint64_t* full,
-                                                      uint64_t* empty, int k_tiles, int wg, int t, int it,
-                                                      float (&d)[BN / 2], float (&acc)[BN / 2]) {
-    constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
-    float e[kRegs];
-#pragma unroll
-    for (int i = 0; i < kRegs; ++i) e[i] = 0.0f;
-    auto issue = [&](float(&x)[kRegs], int pos) {
-        const int s = pos % kStages;
-        mbar_wait(&full[s], (pos / kStages) & 1);
-        fence_operands(x);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
-        const uint8_t* b_tile = sb + s * kBBytes;
-#pragma unroll
-        for (int kk = 0; kk < kBk / 32; ++kk)
-            wgmma_m64k32<F, BN>(x, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        fence_operands(x);
-    };
-    auto promote = [&](float(&x)[kRegs], int pos) {  // x's wgmma are complete (a wait came before)
-        fence_operands(x);
-        if (t == 0) mbar_arrive(&empty[pos % kStages]);
-#pragma unroll
-        for (int i = 0; i < kRegs; ++i) {
-            acc[i] += x[i];
-            x[i] = 0.0f;
-        }
-    };
-    int kt = 0;
-    for (; kt + 1 < k_tiles; kt += 2) {
-        issue(d, it + kt);
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // all but k-tile kt: kt - 1 is done
-        if (kt > 0) promote(e, it + kt - 1);
-        issue(e, it + kt + 1);
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // k-tile kt is done
-        promote(d, it + kt);
-    }
-    if (kt < k_tiles) {  // an odd count: the last k-tile
-        issue(d, it + kt);
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-        if (kt > 0) promote(e, it + kt - 1);
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        promote(d, it + kt);
-    } else if (kt > 0) {
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        promote(e, it + kt - 1);
-    }
-}
-#endif  // FP8ORT_HAS_WGMMA_FP8
-
 template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks = 2>
 __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBlocks)
     gemm_sm90_stream_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -484,9 +420,6 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
     using tile = sm90_stream_tile<BN, kBlocks>;
     constexpr int kStages = tile::kStages;
     constexpr int kLd = tile::kLd;
-    // streaming_long promotes each k-tile while the next one multiplies (stream_k_tiles_lagged): one block per
-    // multiprocessor has the registers for a second set of wgmma accumulators
-    constexpr bool kLagged = Promote && kBlocks == 1;
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
     uint8_t* sa = smem;
@@ -515,6 +448,10 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
     if (wg == 2) {  // the producer warp: lane 0 issues the loads (`it` counts k-tiles over all of this block's
                     // tiles); every lane prefetches rows of a tile's residual just before its loads, and the warp
                     // moves on together (__syncwarp), so the prefetch runs about one tile ahead of the epilogue
+        if constexpr (kBlocks == 1) {
+            asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+            if (threadIdx.x >= 288) return;
+        }
         const int lane = threadIdx.x - 256;
         int it = 0;
         for (int id = blockIdx.x; id < tiles; id += gridDim.x) {
@@ -536,6 +473,9 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
         return;
     }
 
+    // one block per multiprocessor: the consumers take the producer warpgroup's registers (128 x 40 + 256 x 232 fit
+    // the 64 K), as one_block's do
+    if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     constexpr int kRegs = BN / 2;
     const int t = threadIdx.x % 128;
     float* mine = staging + wg * 64 * kLd;  // this warpgroup's 64 rows
@@ -550,28 +490,23 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
         for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
 #pragma unroll
         for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
-        if constexpr (kLagged) {
-            stream_k_tiles_lagged<F, BN, kStages>(sa, sb, full, empty, k_tiles, wg, t, it, d, acc);
-            it += k_tiles;
-        } else {
-            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-                const int s = it % kStages;
-                mbar_wait(&full[s], (it / kStages) & 1);
-                asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-                const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
-                const uint8_t* b_tile = sb + s * tile::kBBytes;
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+            const int s = it % kStages;
+            mbar_wait(&full[s], (it / kStages) & 1);
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+            const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
+            const uint8_t* b_tile = sb + s * tile::kBBytes;
 #pragma unroll
-                for (int kk = 0; kk < kBk / 32; ++kk)
-                    wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
-                asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                if (t == 0) mbar_arrive(&empty[s]);
-                if constexpr (Promote) {
+            for (int kk = 0; kk < kBk / 32; ++kk)
+                wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            if (t == 0) mbar_arrive(&empty[s]);
+            if constexpr (Promote) {
 #pragma unroll
-                    for (int i = 0; i < kRegs; ++i) {
-                        acc[i] += d[i];
-                        d[i] = 0.0f;
-                    }
+                for (int i = 0; i < kRegs; ++i) {
+                    acc[i] += d[i];
+                    d[i] = 0.0f;
                 }
             }
         }

@@ -193,8 +193,7 @@ def test_gemm_shapes(gpu, shape, kernel):
 
 
 # The streaming kernel with one block per multiprocessor and 128 x 128 tiles (override 8) on shapes with enough
-# tiles that K is not split, so that blocks walk several tiles: N past a multiple of the tile, K of 1 to 24 k-tiles
-# (odd and even counts: its promotion alternates two accumulator sets, one k-tile behind).
+# tiles that K is not split, so that blocks walk several tiles: N past a multiple of the tile, K of 1 to 24 k-tiles.
 @pytest.mark.parametrize(
     "shape",
     [(2048, 768, 1024), (2304, 520, 384), (8704, 136, 160), (4096, 256, 128), (4096, 768, 3072)],

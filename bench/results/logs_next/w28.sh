@@ -2,12 +2,11 @@
 # window 28 (sixteenth session, 2026-12-07). Carry .prebuilt (lib.tar.xz: both libraries built from HEAD for sm_90a).
 # Results under $OUT/w, packed to w28.tgz (A/B file names hold '='). LIMIT (s) stops starting runs that would not end
 # in time.
-#  1. GPU kernel tests of the streaming GEMM with one block per multiprocessor and promotion one k-tile behind
-#     (override 8) and the one-block kernel;
+#  1. GPU kernel tests of the streaming GEMM with one block per multiprocessor (override 8) and the one-block kernel;
 #  2. bench/gemm_fp8.py 4096^3 and 8192^3: ours (one block per tile), streaming_long, fast accumulation, cuBLASLt;
-#  3. ResNet-50 with FP8ORT_GEMM_PERSISTENT off / on / off (batches 32, 256);
-#  4. BERT-base on our GEMM (FP8ORT_GEMM_BACKEND=ours) with FP8ORT_GEMM_PERSISTENT off / on (batch 32);
-#  5. Nsight Compute times of every kernel of BERT-base at batch 1 (default config).
+#  3. ResNet-50 with FP8ORT_GEMM_PERSISTENT off / on, BERT-base on our GEMM (FP8ORT_GEMM_BACKEND=ours) on / off
+#     (batch 32), ResNet-50 off again;
+#  4. Nsight Compute times of every kernel of BERT-base at batch 1 (default config).
 set -uo pipefail; export PYTHONUNBUFFERED=1
 O=$OUT/w; mkdir -p $O
 OUT=$O STEPS=unpack bash tools/h200_plugin_ep.sh | head -3
