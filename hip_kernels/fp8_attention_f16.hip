@@ -4,9 +4,9 @@
 // in float32 on the accumulators, the unnormalized probabilities rounded to float16 as the A operand of P V (the
 // contract's allowance for float16 inputs), float32 sums of P V, the row sum of the unrounded probabilities.
 //
-// Block: WARPS warps of 16 query rows (kF16Warps = 4); key/value tiles of 64
-// keys, double-buffered in shared memory (cp.async where rows are 16-byte aligned) with rows padded by 16 bytes so that
-// ldmatrix reads them without bank conflicts. Q's A fragments stay in registers; S stays in the accumulators, which are
+// Block: WARPS warps of 16 query rows (kF16Warps = 4); key/value tiles of 64 keys, double-buffered in shared memory
+// (cp.async where rows are 16-byte aligned) with rows padded by 16 bytes so that ldmatrix reads them without bank
+// conflicts. Q's A fragments stay in registers; S stays in the accumulators, which are
 // P's A fragments as they are (the m16n8 accumulator layout of two 8-key atoms is the m16n8k16 A layout of 16 keys);
 // V's B fragments come from ldmatrix.trans.
 //
