@@ -164,6 +164,16 @@ def run_gemm(
     return got, want, name, abs_sum
 
 
+def kernel_plan(lib, kernel: int, m: int, n: int, k: int) -> tuple[str, int]:
+    """The kernel fp8ort_gemm takes for an E4M3FN problem under a kernel override, and its workspace bytes (split K)."""
+    lib.fp8ort_gemm_set_kernel_override(kernel)
+    try:
+        name = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
+        return name, lib.fp8ort_gemm_workspace_bytes(nx.E4M3FN.onnx_type, m, n, k)
+    finally:
+        lib.fp8ort_gemm_set_kernel_override(0)
+
+
 def wgmma_abs_sum(qa: np.ndarray, w_nk: np.ndarray, epi: EpilogueCase) -> np.ndarray:
     """Error model of a tensor-core accumulator that keeps fewer bits than float32 (wgmma): sum_k |a_k b_k| per
     output in Y's units, from A's FP8 codes ``qa`` [M, K] and the weight's ``w_nk`` [N, K], times the activation's
@@ -200,14 +210,8 @@ def test_gemm_shapes(gpu, shape, kernel):
     ids=lambda s: "x".join(map(str, s)),
 )
 def test_gemm_stream_long(gpu, shape):
-    lib, _ = gpu
     m, n, k = shape
-    lib.fp8ort_gemm_set_kernel_override(8)
-    try:
-        name = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
-        ws = lib.fp8ort_gemm_workspace_bytes(nx.E4M3FN.onnx_type, m, n, k)
-    finally:
-        lib.fp8ort_gemm_set_kernel_override(0)
+    name, ws = kernel_plan(gpu[0], 8, m, n, k)
     if name != "wgmma_sm90a_stream_long":
         pytest.skip("no sm90a kernel for this device or shape")
     assert ws == 0, "these shapes have enough tiles that K is not split"
@@ -223,14 +227,8 @@ def test_gemm_stream_long(gpu, shape):
 )
 def test_gemm_split_k(gpu, shape, kernel):
     """Split K: the partial sums added in order by the epilogue pass (one row per thread and step, or four)."""
-    lib, _ = gpu
     m, n, k = shape
-    lib.fp8ort_gemm_set_kernel_override(kernel)
-    try:
-        name = lib.fp8ort_gemm_kernel_name(nx.E4M3FN.onnx_type, m, n, k).decode()
-        ws = lib.fp8ort_gemm_workspace_bytes(nx.E4M3FN.onnx_type, m, n, k)
-    finally:
-        lib.fp8ort_gemm_set_kernel_override(0)
+    name, ws = kernel_plan(gpu[0], kernel, m, n, k)
     if not name.startswith("wgmma"):
         pytest.skip("no sm90a kernel for this device or shape")
     assert ws >= 2 * m * n * 4, "these shapes leave most multiprocessors idle: the sm90a kernel should split K"
