@@ -5,6 +5,7 @@ Rows: our kernel (float32 promotion), the same with one block per multiprocessor
 our kernel with fast accumulation, and fp8ort_gemm_blaslt (cuBLASLt accumulating into float32 scratch, then our
 epilogue pass) when the library has cuBLASLt available.
 Usage: python3 bench/gemm_fp8.py [--lib build/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
+(--iters 1 --warmup 0 launches each kernel about three times, for Nsight Compute)
 The C++ harness bench/gemm_fp8.cu calls cuBLASLt directly; this one cross-checks it through PyTorch.
 """
 
@@ -68,6 +69,8 @@ def main() -> None:
     ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--json")
+    ap.add_argument("--iters", type=int, default=30, help="timed runs per row (1 with --warmup 0 for a profiler)")
+    ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args()
     lib = load_kernels(Path(args.lib))
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -97,8 +100,8 @@ def main() -> None:
             theirs = functools.partial(
                 torch._scaled_mm, a, w.t(), scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16, use_fast_accum=fast
             )
-            ms_ours = median_ms(ours)
-            ms_lt = median_ms(theirs)
+            ms_ours = median_ms(ours, args.iters, args.warmup)
+            ms_lt = median_ms(theirs, args.iters, args.warmup)
             ref = theirs()
             ours()
             rel = float((y.float() - ref.float()).norm() / ref.float().norm())

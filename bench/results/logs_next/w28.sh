@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# window 28 (sixteenth session, 2026-12-07). Carry .prebuilt (lib.tar.xz: both libraries built from HEAD for sm_90a).
+# window 28 (written in the sixteenth session, run in the seventeenth, 2026-12-07). Carry .prebuilt (lib.tar.xz:
+# both libraries built from HEAD for sm_90a).
 # Results under $OUT/w, packed to w28.tgz (A/B file names hold '='). LIMIT (s) stops starting runs that would not end
 # in time.
 #  1. GPU kernel tests of the streaming GEMM with one block per multiprocessor (override 8) and the one-block kernel;
 #  2. bench/gemm_fp8.py 4096^3 and 8192^3: ours (one block per tile), streaming_long, fast accumulation, cuBLASLt;
+#  2b. Nsight Compute sections (stalls, issue, occupancy) of each GEMM at 4096^3;
 #  3. ResNet-50 with FP8ORT_GEMM_PERSISTENT off / on, BERT-base on our GEMM (FP8ORT_GEMM_BACKEND=ours) on / off
 #     (batch 32), ResNet-50 off again;
 #  4. Nsight Compute times of every kernel of BERT-base at batch 1 (default config).
@@ -23,6 +25,11 @@ grep -E "^FAILED|^ERROR|Error" $O/tests_gemm.log | head -8; pack
 timeout 80 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so --sizes 4096,8192 --json $O/gemm_fp8.json \
   > $O/gemm_fp8.log 2>&1
 echo "gemm bench rc=$? $(( $(date +%s) - t )) s"; cut -c1-200 $O/gemm_fp8.log | grep -v "^$" | head -10; pack
+# 2b. Nsight Compute of each GEMM at 4096^3 (ours, streaming_long, fast accumulation, cuBLASLt): stall reasons, issue
+left 100 && { timeout 100 ncu -k regex:"gemm_sm90|nvjet" --launch-count 12 --section SpeedOfLight \
+    --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy \
+    python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so --sizes 4096 --iters 1 --warmup 0 \
+    > $O/ncu_gemm4096.txt 2>&1; echo "ncu gemm rc=$? $(( $(date +%s) - t )) s"; pack; }
 i=0
 ab() {  # ab MODEL BATCHES ENV...: one A/B run, skipped when it would not end in time
   local model=$1 batches=$2; shift 2; i=$((i + 1)); left 60 || return 0
