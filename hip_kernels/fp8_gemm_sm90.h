@@ -10,7 +10,8 @@ namespace fp8ort {
 bool sm90_can_run(fp8ort_fp8_format format, int64_t m, int64_t n, int64_t k);
 bool device_is_sm90();
 // one_block: 128 x 128 tiles, one block per multiprocessor, a deep ring of stages; each 128-deep partial sum is
-// added into float32 registers (Hopper's FP8 wgmma keeps about 14 bits while it accumulates).
+// added into float32 registers (Hopper's FP8 wgmma keeps about 14 bits while it accumulates), one k-tile behind the
+// wgmma, which run on into the next k-tile meanwhile (two accumulator sets).
 // two_blocks: two blocks per multiprocessor so that one block's epilogue overlaps the other's work; for short K,
 // where the epilogue dominates. Same float32 promotion; 128 x 128 tiles when K <= 128, else 128 x 64.
 // fast_accumulation: 128 x 256 tiles accumulating all of K inside wgmma (cuBLASLt's FAST_ACCUM).
@@ -19,7 +20,7 @@ bool device_is_sm90();
 // streaming_wide (K <= 128, opt-in: fp8ort_gemm_set_wide_stream, FP8ORT_WIDE_STREAM=on): streaming with two_blocks'
 // 128 x 128 tiles and a one-stage ring, in place of two_blocks; compiled and tested for its bits, not yet measured.
 // streaming_long (opt-in: override 8, or FP8ORT_GEMM_PERSISTENT=on where the automatic choice is one_block):
-// one_block's 128 x 128 tiles and promotion in one block per multiprocessor that walks tiles as streaming does, its
+// one_block's 128 x 128 tiles and lagged promotion in one block per multiprocessor that walks tiles as streaming does, its
 // producer loading the next tile during the epilogue. A split K runs as one_block.
 enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide, streaming_long };
 // Host: whether K <= 128 problems wider than 64 columns take streaming_wide instead of two_blocks.

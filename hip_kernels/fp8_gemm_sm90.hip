@@ -2,7 +2,8 @@
 // Block tile 128 x BN x 128: warpgroup 0 issues TMA loads (128-byte swizzle, zero fill past the edges) into a
 // ring of shared-memory stages guarded by mbarriers; warpgroups 1 and 2 each run wgmma m64nBNk32 on 64 rows.
 // Hopper's FP8 tensor cores keep only about 14 bits while they accumulate, so by default (Promote) each 128-deep
-// k-tile is summed by wgmma and then added into a float32 accumulator in registers (BN = 128); the fast variant
+// k-tile is summed by wgmma and then added into a float32 accumulator in registers (BN = 128; with one block per
+// multiprocessor one k-tile behind the wgmma, k_tiles_lagged); the fast variant
 // (BN = 256) accumulates the whole K inside wgmma, like cuBLASLt's FAST_ACCUM.
 // Split K: when the tiles would leave multiprocessors idle (small M, long K), gridDim.y splits the k-tiles; each
 // split writes its float32 partial tile to scratch (the raw epilogue: unit scale, nothing else) and
@@ -124,26 +125,27 @@ __device__ __forceinline__ uint64_t smem_desc(const uint8_t* p) {
     return ((addr & 0x3ffff) >> 4) | (uint64_t{16 >> 4} << 16) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
 }
 
-// D[64, N] += A[64, 32] . B[N, 32]^T, both operands K-major in shared memory (descriptors).
+// D[64, N] += A[64, 32] . B[N, 32]^T, both operands K-major in shared memory (descriptors); scale_d 0 writes
+// D = A . B^T instead (the wgmma's scale-d predicate), which spares zeroing D first.
 template <fp8ort_fp8_format F, int N>
-__device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
+__device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d = 1) {
     static_assert(N == 64 || N == 128 || N == 256, "wgmma tile width");
     if constexpr (N == 64 && F == FP8ORT_E5M2) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 "
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                     "%32, %33, 1, 1, 1;\n"
+                     "%32, %33, p, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-            : "l"(desc_a), "l"(desc_b));
+            : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     }     else if constexpr (N == 64) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                     "%32, %33, 1, 1, 1;\n"
+                     "%32, %33, p, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-            : "l"(desc_a), "l"(desc_b));
+            : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     } else if constexpr (N == 256 && F == FP8ORT_E5M2) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 "
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-                     "%128, %129, 1, 1, 1;\n"
+                     "%128, %129, p, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -160,11 +162,11 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
               "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
               "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
               "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(desc_a), "l"(desc_b));
+            : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     } else if constexpr (N == 256) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-                     "%128, %129, 1, 1, 1;\n"
+                     "%128, %129, p, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -181,11 +183,11 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
               "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
               "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
               "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-            : "l"(desc_a), "l"(desc_b));
+            : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     } else if constexpr (F == FP8ORT_E5M2) {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 "
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                     "%64, %65, 1, 1, 1;\n"
+                     "%64, %65, p, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -194,11 +196,11 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
               "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
               "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
               "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(desc_a), "l"(desc_b));
+            : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     } else {
-        asm volatile("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                     "%64, %65, 1, 1, 1;\n"
+                     "%64, %65, p, 1, 1;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
               "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -207,15 +209,80 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
               "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
               "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
               "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-            : "l"(desc_a), "l"(desc_b));
+            : "l"(desc_a), "l"(desc_b), "r"(scale_d));
     }
 }
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
 #if defined(FP8ORT_HAS_WGMMA_FP8)
+// Keeps the compiler from moving reads or writes of v across the wgmma waits around it (the asm claims to change v).
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&v)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
+}
+
+// One tile's k-tiles of a consumer warpgroup (64 rows from row 64 * consumer of each A stage), promoted one k-tile
+// behind: k-tiles alternate between the accumulator sets d and e, and while one set's wgmma run, the other's
+// finished k-tile is added to acc in float32 and its stage goes back to the producer. Waiting for each k-tile's
+// wgmma before promoting it (consume_tiles' loop) leaves the tensor cores idle through every promotion: both
+// warpgroups wait on the same stages, so they promote at the same time (the one-block kernel at 4096^3 kept them
+// busy 50% of the time, cuBLASLt's kernel of the same tile 81%; H100, Nsight Compute, 2026-12-07). The same sums in
+// the same order. A k-tile's first wgmma overwrites its set (scale-d 0), so neither set is zeroed. `it`: k-tiles
+// of this block before this tile (the ring position); `t`: the thread's index in its warpgroup. The only branches
+// around reads of d or e depend on nothing but the tile: with a read in a branch of the loop (a first version
+// promoted under `kt > 0`), ptxas serializes every wgmma of the kernel (C7518).
+template <fp8ort_fp8_format F, int BN, int kStages>
+__device__ __forceinline__ void k_tiles_lagged(const uint8_t* sa, const uint8_t* sb, uint64_t* full, uint64_t* empty,
+                                               int k_tiles, int consumer, int t, int it, float (&acc)[BN / 2]) {
+    constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
+    if (k_tiles <= 0) return;
+    float d[kRegs], e[kRegs];
+    auto issue = [&](float(&x)[kRegs], int pos) {
+        const int s = pos % kStages;
+        mbar_wait(&full[s], (pos / kStages) & 1);
+        fence_operands(x);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
+        const uint8_t* b_tile = sb + s * kBBytes;
+#pragma unroll
+        for (int kk = 0; kk < kBk / 32; ++kk)
+            wgmma_m64k32<F, BN>(x, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32), kk > 0);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        fence_operands(x);
+    };
+    auto promote = [&](float(&x)[kRegs], int pos) {  // x's wgmma are complete (a wait came before)
+        fence_operands(x);
+        if (t == 0) mbar_arrive(&empty[pos % kStages]);
+#pragma unroll
+        for (int i = 0; i < kRegs; ++i) acc[i] += x[i];
+    };
+    issue(d, it);
+    int kt = 1;
+    for (; kt + 1 < k_tiles; kt += 2) {
+        issue(e, it + kt);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // all but e's: d's k-tile is done
+        promote(d, it + kt - 1);
+        issue(d, it + kt + 1);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        promote(e, it + kt);
+    }
+    if (kt < k_tiles) {  // one k-tile left
+        issue(e, it + kt);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        promote(d, it + kt - 1);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        promote(e, it + kt);
+    } else {
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        promote(d, it + kt - 1);
+    }
+}
+
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
-template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit,
+          bool kLagged = false>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
                                               uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
@@ -231,25 +298,25 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
     for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
 #pragma unroll
     for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
-    for (int kt = 0; kt < k_tiles; ++kt) {
+    if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages>(sa, sb, full, empty, k_tiles, consumer,
+                                                                     threadIdx.x % 128, 0, acc);
+    else for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % kStages;
         mbar_wait(&full[s], (kt / kStages) & 1);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
         const uint8_t* b_tile = sb + s * kBBytes;
+        // promoting, the k-tile's first wgmma overwrites d (scale-d 0) instead of adding to zeros
 #pragma unroll
         for (int kk = 0; kk < kBk / 32; ++kk)
-            wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+            wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32), !Promote || kk > 0);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         if constexpr (Promote) {
             // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
 #pragma unroll
-            for (int i = 0; i < kRegs; ++i) {
-                acc[i] += d[i];
-                d[i] = 0.0f;
-            }
+            for (int i = 0; i < kRegs; ++i) acc[i] += d[i];
         } else {
             // keep this k-tile in flight; the previous one is done, so its stage goes back to the producer
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -368,7 +435,7 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
                                                  static_cast<int64_t>(tm) * kBm,
                                                  ep.col_offset + static_cast<int64_t>(tn) * BN,
                                                  m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
@@ -386,7 +453,8 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
 // tiles with a ring of one stage, which the producer refills for the next tile as soon as both warpgroups' wgmma
 // are done with it, while they run the epilogue; two blocks still fit a multiprocessor.
 // The long form (streaming_long, kBlocks 1: long K, where one_block ends each tile with a pipeline fill and an
-// epilogue that nothing overlaps): one_block's 128 x 128 tiles, one block per multiprocessor with a ring of 4 stages
+// epilogue that nothing overlaps): one_block's 128 x 128 tiles and lagged promotion, one block per multiprocessor
+// with a ring of 4 stages
 // and the staging buffer outside it, so the producer loads the next tile while the consumers run the epilogue (the
 // ring and the staging take ~197 KB; one_block's 6 stages hold the staging themselves).
 template <int BN, int kBlocks = 2>
@@ -490,24 +558,24 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
         for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
 #pragma unroll
         for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+        if constexpr (Promote && kBlocks == 1) {
+            k_tiles_lagged<F, BN, kStages>(sa, sb, full, empty, k_tiles, wg, t, it, acc);
+            it += k_tiles;
+        } else for (int kt = 0; kt < k_tiles; ++kt, ++it) {
             const int s = it % kStages;
             mbar_wait(&full[s], (it / kStages) & 1);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
             const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
             const uint8_t* b_tile = sb + s * tile::kBBytes;
 #pragma unroll
-            for (int kk = 0; kk < kBk / 32; ++kk)
-                wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32));
+            for (int kk = 0; kk < kBk / 32; ++kk)  // promoting, the first overwrites d (scale-d 0)
+                wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32), !Promote || kk > 0);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (t == 0) mbar_arrive(&empty[s]);
             if constexpr (Promote) {
 #pragma unroll
-                for (int i = 0; i < kRegs; ++i) {
-                    acc[i] += d[i];
-                    d[i] = 0.0f;
-                }
+                for (int i = 0; i < kRegs; ++i) acc[i] += d[i];
             }
         }
         // the previous tile's epilogue has read this warpgroup's staging rows (named barrier 1 + wg: 128 threads)
