@@ -359,7 +359,7 @@ extern "C" void fp8ort_launch_set_pdl(int which) { g_pdl.store(which == 1 || whi
 extern "C" void fp8ort_gemm_set_wide_stream(int which) { g_wide_stream.store(which == 1 || which == 2 ? which : 0); }
 
 // Whether the automatic choice takes streaming_long where it would take one_block: FP8ORT_GEMM_PERSISTENT=on (read
-// once; opt-in until measured).
+// once; opt-in: slower than one_block on an H100, 2026-12-07, bench/NOTES.md).
 static bool persistent_wanted() {
     static const bool from_env = on_off_from_env("FP8ORT_GEMM_PERSISTENT") == 2;
     return from_env;

@@ -19,7 +19,8 @@ bool device_is_sm90();
 // producer loads the next tile's stages during the epilogue, staged outside the ring. A split K runs as two_blocks.
 // streaming_wide (K <= 128, opt-in: fp8ort_gemm_set_wide_stream, FP8ORT_WIDE_STREAM=on): streaming with two_blocks'
 // 128 x 128 tiles and a one-stage ring, in place of two_blocks; compiled and tested for its bits, not yet measured.
-// streaming_long (opt-in: override 8, or FP8ORT_GEMM_PERSISTENT=on where the automatic choice is one_block):
+// streaming_long (opt-in, measured slower than one_block: override 8, or FP8ORT_GEMM_PERSISTENT=on where the
+// automatic choice is one_block):
 // one_block's 128 x 128 tiles and lagged promotion in one block per multiprocessor that walks tiles as streaming does, its
 // producer loading the next tile during the epilogue. A split K runs as one_block.
 enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide, streaming_long };

@@ -124,6 +124,13 @@ __device__ __forceinline__ uint64_t smem_desc(const uint8_t* p) {
     const uint64_t addr = smem_u32(p);
     return ((addr & 0x3ffff) >> 4) | (uint64_t{16 >> 4} << 16) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
 }
+// The warpgroup of this thread, as a value the compiler knows is the same in every lane (a shuffle from lane 0):
+// descriptors derived from it then live in uniform registers instead of being rebuilt and moved there (R2UR) before
+// every wgmma (Nsight Compute's source page of the one-block GEMM, 2026-12-07: ~150 integer instructions per warp
+// and k-tile besides the 64 FADD of the promotion, against ~60 in cuBLASLt's kernel).
+__device__ __forceinline__ int warpgroup_index() {
+    return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+}
 
 // D[64, N] += A[64, 32] . B[N, 32]^T, both operands K-major in shared memory (descriptors); scale_d 0 writes
 // D = A . B^T instead (the wgmma's scale-d predicate), which spares zeroing D first.
@@ -215,6 +222,16 @@ __device__ __forceinline__ void wgmma_m64k32(float (&d)[N / 2], uint64_t desc_a,
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
 #if defined(FP8ORT_HAS_WGMMA_FP8)
+// One k-tile of a consumer warpgroup: D[64, BN] (+)= A[64, 128] . B[BN, 128]^T as four wgmma, from the descriptors of
+// the stage's A rows and B tile (a descriptor's low 14 bits hold the address / 16, so the descriptor of the k-th
+// 32-byte column is the stage's plus 2k). first_adds false: the first wgmma overwrites D (scale-d 0).
+template <fp8ort_fp8_format F, int BN>
+__device__ __forceinline__ void wgmma_k_tile(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b, bool first_adds) {
+#pragma unroll
+    for (int kk = 0; kk < kBk / 32; ++kk)
+        wgmma_m64k32<F, BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, first_adds || kk > 0);
+}
+
 // Keeps the compiler from moving reads or writes of v across the wgmma waits around it (the asm claims to change v).
 template <int N>
 __device__ __forceinline__ void fence_operands(float (&v)[N]) {
@@ -222,8 +239,8 @@ __device__ __forceinline__ void fence_operands(float (&v)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
 }
 
-// One tile's k-tiles of a consumer warpgroup (64 rows from row 64 * consumer of each A stage), promoted one k-tile
-// behind: k-tiles alternate between the accumulator sets d and e, and while one set's wgmma run, the other's
+// One tile's k-tiles of a consumer warpgroup (desc_a, desc_b: its 64 rows of stage 0's A and stage 0's B), promoted
+// one k-tile behind: k-tiles alternate between the accumulator sets d and e, and while one set's wgmma run, the other's
 // finished k-tile is added to acc in float32 and its stage goes back to the producer. Waiting for each k-tile's
 // wgmma before promoting it (consume_tiles' loop) leaves the tensor cores idle through every promotion: both
 // warpgroups wait on the same stages, so they promote at the same time (the one-block kernel at 4096^3 kept them
@@ -233,8 +250,8 @@ __device__ __forceinline__ void fence_operands(float (&v)[N]) {
 // around reads of d or e depend on nothing but the tile: with a read in a branch of the loop (a first version
 // promoted under `kt > 0`), ptxas serializes every wgmma of the kernel (C7518).
 template <fp8ort_fp8_format F, int BN, int kStages>
-__device__ __forceinline__ void k_tiles_lagged(const uint8_t* sa, const uint8_t* sb, uint64_t* full, uint64_t* empty,
-                                               int k_tiles, int consumer, int t, int it, float (&acc)[BN / 2]) {
+__device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b, uint64_t* full, uint64_t* empty,
+                                               int k_tiles, int t, int it, float (&acc)[BN / 2]) {
     constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
     if (k_tiles <= 0) return;
     float d[kRegs], e[kRegs];
@@ -243,11 +260,7 @@ __device__ __forceinline__ void k_tiles_lagged(const uint8_t* sa, const uint8_t*
         mbar_wait(&full[s], (pos / kStages) & 1);
         fence_operands(x);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
-        const uint8_t* b_tile = sb + s * kBBytes;
-#pragma unroll
-        for (int kk = 0; kk < kBk / 32; ++kk)
-            wgmma_m64k32<F, BN>(x, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32), kk > 0);
+        wgmma_k_tile<F, BN>(x, desc_a + s * (kABytes / 16), desc_b + s * (kBBytes / 16), false);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         fence_operands(x);
     };
@@ -298,18 +311,15 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
     for (int i = 0; i < kRegs; ++i) d[i] = 0.0f;
 #pragma unroll
     for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
-    if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages>(sa, sb, full, empty, k_tiles, consumer,
+    const uint64_t desc_a = smem_desc(sa + consumer * 64 * kBk), desc_b = smem_desc(sb);
+    if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages>(desc_a, desc_b, full, empty, k_tiles,
                                                                      threadIdx.x % 128, 0, acc);
     else for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % kStages;
         mbar_wait(&full[s], (kt / kStages) & 1);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        const uint8_t* a_tile = sa + s * kABytes + consumer * 64 * kBk;
-        const uint8_t* b_tile = sb + s * kBBytes;
         // promoting, the k-tile's first wgmma overwrites d (scale-d 0) instead of adding to zeros
-#pragma unroll
-        for (int kk = 0; kk < kBk / 32; ++kk)
-            wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32), !Promote || kk > 0);
+        wgmma_k_tile<F, BN>(d, desc_a + s * (kABytes / 16), desc_b + s * (kBBytes / 16), !Promote);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         if constexpr (Promote) {
             // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
@@ -417,7 +427,7 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     if (wg == (kBlocks == 1 ? 0 : 2)) {  // the producer
         if constexpr (kBlocks == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         prefetch_z_tile(ep, static_cast<int64_t>(tm) * kBm, ep.col_offset + static_cast<int64_t>(tn) * BN, kBm, BN,
@@ -512,7 +522,7 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     if (wg == 2) {  // the producer warp: lane 0 issues the loads (`it` counts k-tiles over all of this block's
                     // tiles); every lane prefetches rows of a tile's residual just before its loads, and the warp
                     // moves on together (__syncwarp), so the prefetch runs about one tile ahead of the epilogue
@@ -549,6 +559,7 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
     float* mine = staging + wg * 64 * kLd;  // this warpgroup's 64 rows
     const int r0 = (t / 32) * 16 + (t % 32) / 4;
     const int c0 = (t % 4) * 2;
+    const uint64_t desc_a = smem_desc(sa + wg * 64 * kBk), desc_b = smem_desc(sb);
     int it = 0;
     for (int id = blockIdx.x; id < tiles; id += gridDim.x) {
         int tm, tn;
@@ -559,17 +570,14 @@ __global__ void __launch_bounds__(sm90_stream_tile<BN, kBlocks>::kThreads, kBloc
 #pragma unroll
         for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
         if constexpr (Promote && kBlocks == 1) {
-            k_tiles_lagged<F, BN, kStages>(sa, sb, full, empty, k_tiles, wg, t, it, acc);
+            k_tiles_lagged<F, BN, kStages>(desc_a, desc_b, full, empty, k_tiles, t, it, acc);
             it += k_tiles;
         } else for (int kt = 0; kt < k_tiles; ++kt, ++it) {
             const int s = it % kStages;
             mbar_wait(&full[s], (it / kStages) & 1);
             asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-            const uint8_t* a_tile = sa + s * kABytes + wg * 64 * kBk;
-            const uint8_t* b_tile = sb + s * tile::kBBytes;
-#pragma unroll
-            for (int kk = 0; kk < kBk / 32; ++kk)  // promoting, the first overwrites d (scale-d 0)
-                wgmma_m64k32<F, BN>(d, smem_desc(a_tile + kk * 32), smem_desc(b_tile + kk * 32), !Promote || kk > 0);
+            // promoting, the first wgmma overwrites d (scale-d 0)
+            wgmma_k_tile<F, BN>(d, desc_a + s * (kABytes / 16), desc_b + s * (tile::kBBytes / 16), !Promote);
             asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             if (t == 0) mbar_arrive(&empty[s]);
@@ -652,7 +660,7 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
-    const int wg = threadIdx.x / 128;
+    const int wg = warpgroup_index();
     if (wg == 0) {
         if constexpr (kBlocks == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 104;\n");
         const int t = threadIdx.x;
