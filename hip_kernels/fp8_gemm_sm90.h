@@ -21,8 +21,8 @@ bool device_is_sm90();
 // 128 x 128 tiles and a one-stage ring, in place of two_blocks; compiled and tested for its bits, not yet measured.
 // streaming_long (opt-in, measured slower than one_block: override 8, or FP8ORT_GEMM_PERSISTENT=on where the
 // automatic choice is one_block):
-// one_block's 128 x 128 tiles and lagged promotion in one block per multiprocessor that walks tiles as streaming does, its
-// producer loading the next tile during the epilogue. A split K runs as one_block.
+// one_block's 128 x 128 tiles and lagged promotion in one block per multiprocessor that walks tiles as streaming
+// does, its producer loading the next tile during the epilogue. A split K runs as one_block.
 enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide, streaming_long };
 // Host: whether K <= 128 problems wider than 64 columns take streaming_wide instead of two_blocks.
 bool wide_stream_wanted();

@@ -126,8 +126,8 @@ __device__ __forceinline__ uint64_t smem_desc(const uint8_t* p) {
 }
 // The warpgroup of this thread, as a value the compiler knows is the same in every lane (a shuffle from lane 0):
 // descriptors derived from it then live in uniform registers instead of being rebuilt and moved there (R2UR) before
-// every wgmma (Nsight Compute's source page of the one-block GEMM, 2026-12-07: ~150 integer instructions per warp
-// and k-tile besides the 64 FADD of the promotion, against ~60 in cuBLASLt's kernel).
+// every wgmma. The one-block GEMM at 4096^3 executed 55.8 M warp instructions before, 46.0 M after (cuBLASLt's
+// kernel 32.2 M), with no measurable change in its speed (H100, 2026-12-07).
 __device__ __forceinline__ int warpgroup_index() {
     return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
 }
@@ -241,11 +241,10 @@ __device__ __forceinline__ void fence_operands(float (&v)[N]) {
 
 // One tile's k-tiles of a consumer warpgroup (desc_a, desc_b: its 64 rows of stage 0's A and stage 0's B), promoted
 // one k-tile behind: k-tiles alternate between the accumulator sets d and e, and while one set's wgmma run, the other's
-// finished k-tile is added to acc in float32 and its stage goes back to the producer. Waiting for each k-tile's
-// wgmma before promoting it (consume_tiles' loop) leaves the tensor cores idle through every promotion: both
-// warpgroups wait on the same stages, so they promote at the same time (the one-block kernel at 4096^3 kept them
-// busy 50% of the time, cuBLASLt's kernel of the same tile 81%; H100, Nsight Compute, 2026-12-07). The same sums in
-// the same order. A k-tile's first wgmma overwrites its set (scale-d 0), so neither set is zeroed. `it`: k-tiles
+// finished k-tile is added to acc in float32 and its stage goes back to the producer (consume_tiles' loop waits for
+// each k-tile's wgmma before promoting it, so a warpgroup's wgmma stop through every promotion). Measured on an H100,
+// 2026-12-07: one_block +2-4% at 4096^3, its tensor pipe 49.6% -> 51% busy (cuBLASLt's kernel of the same tile 81%):
+// the promotion was not the main part of that gap (bench/NOTES.md). The same sums in the same order. A k-tile's first wgmma overwrites its set (scale-d 0), so neither set is zeroed. `it`: k-tiles
 // of this block before this tile (the ring position); `t`: the thread's index in its warpgroup. The only branches
 // around reads of d or e depend on nothing but the tile: with a read in a branch of the loop (a first version
 // promoted under `kt > 0`), ptxas serializes every wgmma of the kernel (C7518).
