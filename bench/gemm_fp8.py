@@ -1,10 +1,12 @@
 """FP8 GEMM TFLOP/s: fp8ort_gemm (ctypes) against torch._scaled_mm (cuBLASLt FP8, TN) on the same operands.
 
 Y[M, N] bf16 = A[M, K] (E4M3) . W[N, K]^T * a_scale * w_scale. Median of CUDA-event timings after warm-up.
-Rows: our kernel (float32 promotion), the same with one block per multiprocessor walking tiles (streaming_long),
-our kernel with fast accumulation, and fp8ort_gemm_blaslt (cuBLASLt accumulating into float32 scratch, then our
-epilogue pass) when the library has cuBLASLt available.
+Rows (--variants picks them): our kernel (auto: float32 promotion), the same with one block per multiprocessor
+walking tiles (stream_long), in clusters of two blocks sharing B by TMA multicast (multicast), our kernel with fast
+accumulation (fast), and fp8ort_gemm_blaslt (cuBLASLt accumulating into float32 scratch, then our epilogue pass)
+when the library has cuBLASLt available (blaslt).
 Usage: python3 bench/gemm_fp8.py [--lib build/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
+[--variants auto,multicast]
 (--iters 1 --warmup 0 launches each kernel about three times, for Nsight Compute)
 The C++ harness bench/gemm_fp8.cu calls cuBLASLt directly; this one cross-checks it through PyTorch.
 """
@@ -64,6 +66,16 @@ def blaslt_available(lib) -> bool:
     return True
 
 
+# name: (fast accumulation, kernel override; None = the cuBLASLt route, which never runs our GEMM)
+VARIANTS = {
+    "auto": (False, 0),
+    "stream_long": (False, 8),
+    "multicast": (False, 9),
+    "fast": (True, 3),
+    "blaslt": (False, None),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", default=str(ROOT / "build" / "libfp8ort_kernels.so"))
@@ -71,7 +83,12 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--iters", type=int, default=30, help="timed runs per row (1 with --warmup 0 for a profiler)")
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--variants", default=",".join(VARIANTS), help=f"rows to run, of {','.join(VARIANTS)}")
     args = ap.parse_args()
+    wanted = args.variants.split(",")
+    unknown = sorted(set(wanted) - set(VARIANTS))
+    if unknown:
+        ap.error(f"unknown variants {unknown}: choose from {','.join(VARIANTS)}")
     lib = load_kernels(Path(args.lib))
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
     with_blaslt = blaslt_available(lib)
@@ -85,9 +102,7 @@ def main() -> None:
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         ep = Epilogue(x_scale=sa.data_ptr(), w_scale=sw.data_ptr(), w_scale_count=1, y_type=BF16)
         flop = 2.0 * m * n * k
-        # the automatic choice, one block per multiprocessor walking tiles (override 8), fast accumulation, the
-        # cuBLASLt route
-        variants = [(False, 0), (False, 8), (True, 3)] + ([(False, None)] if with_blaslt else [])
+        variants = [VARIANTS[v] for v in wanted if v != "blaslt" or with_blaslt]
         for fast, override in variants:
             if override is None:  # the cuBLASLt route (no kernel override: it never runs our GEMM)
                 name = "fp8ort_gemm_blaslt"

@@ -23,7 +23,18 @@ bool device_is_sm90();
 // automatic choice is one_block):
 // one_block's 128 x 128 tiles and lagged promotion in one block per multiprocessor that walks tiles as streaming
 // does, its producer loading the next tile during the epilogue. A split K runs as one_block.
-enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide, streaming_long };
+// one_block_multicast (opt-in: override 9, or FP8ORT_GEMM_MULTICAST=on where the automatic choice is one_block):
+// one_block in clusters of two blocks on consecutive M tiles, each loading half of the B tile they share and
+// multicasting it to both (half the L2 reads of B); one_block where pairs do not apply (odd M tiles, split K).
+enum class sm90_variant {
+    one_block,
+    two_blocks,
+    fast_accumulation,
+    streaming,
+    streaming_wide,
+    streaming_long,
+    one_block_multicast
+};
 // Host: whether K <= 128 problems wider than 64 columns take streaming_wide instead of two_blocks.
 bool wide_stream_wanted();
 // The variant fp8ort_gemm picks when no override asks for one, from ResNet-50's 1x1 layers on an H200
