@@ -669,8 +669,10 @@ constexpr int kConvSlots = kBm * (kBk / 16) / 128;  // 16-byte chunks per produc
 constexpr int kConvLag = 2;                         // stages a producer thread keeps in flight before signalling
 
 // kBlocks 2: two blocks per multiprocessor, 80 registers for every thread (no setmaxnreg; ptxas spills ~60 bytes),
-// 128 x 64 tiles: one block's epilogue and gather overlap the other's.
-template <fp8ort_fp8_format F, int BN, int kBlocks>
+// 128 x 64 tiles: one block's epilogue and gather overlap the other's. kMulticast (kBlocks 1, clusters of two blocks
+// on tiles tm and tm + 1 of the same output channels, launch_conv_multicast): as the multicast GEMM, each block loads
+// half of the weight tile by TMA and multicasts it to both; the gathers stay each block's own.
+template <fp8ort_fp8_format F, int BN, int kBlocks, bool kMulticast = false>
 __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     conv_sm90_kernel(const __grid_constant__ CUtensorMap map_b, conv_source_t<kConvSlots> src, int64_t n,
                      epilogue_args ep) {
@@ -702,11 +704,16 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbar_init(&full[s], 128 + 1);
-            mbar_init(&empty[s], 2);
+            mbar_init(&empty[s], kMulticast ? 4 : 2);  // one arrival per consumer warpgroup (of both blocks)
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if constexpr (kMulticast) {  // the other block's barriers exist before anything is multicast or arrives there
+        cluster_arrive();
+        cluster_wait();
+    } else {
+        __syncthreads();
+    }
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
@@ -723,8 +730,15 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
             const int s = kt % kStages;
             if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
             if (t == 0) {
-                mbar_expect_tx(&full[s], tile::kBBytes);
-                tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
+                mbar_expect_tx(&full[s], tile::kBBytes);  // with kMulticast: this block's half and the other's
+                if constexpr (kMulticast) {
+                    const unsigned half = cluster_rank();
+                    tma_load_2d_multicast(sb + s * tile::kBBytes + half * (tile::kBBytes / 2), &map_b,
+                                          (kt0 + kt) * kBk, tn * BN + static_cast<int>(half) * (BN / 2), &full[s],
+                                          0x3);
+                } else {
+                    tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
+                }
             }
             uint8_t* a_stage = sa + s * kABytes;
             const int kk = (kt0 + kt) * kBk + chunk * 16;
@@ -749,10 +763,14 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
-    consume_tiles<F, BN, true, kStages, false, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep,
-                                               static_cast<int64_t>(tm) * kBm,
-                                               ep.col_offset + static_cast<int64_t>(tn) * BN,
-                                               m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
+    consume_tiles<F, BN, true, kStages, false, kBlocks == 1 && !kMulticast, false, kMulticast>(
+        smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
+        ep.col_offset + static_cast<int64_t>(tn) * BN, m - static_cast<int64_t>(tm) * kBm,
+        n - static_cast<int64_t>(tn) * BN);
+    if constexpr (kMulticast) {  // no block ends while the other may still arrive on its barriers
+        cluster_arrive();
+        cluster_wait();
+    }
 #else
     FP8ORT_TRAP();
 #endif
@@ -1069,12 +1087,52 @@ fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort
                                  "fp8ort_conv_nhwc (split-K epilogue)", split.splits, src.rows * s.out_c);
 }
 
+// The multicast convolution for this problem, or FP8ORT_UNSUPPORTED where it does not apply (as launch_multicast:
+// a split K, an odd number of M tiles, clusters of two that do not fit).
+template <fp8ort_fp8_format F>
+fp8ort_status launch_conv_multicast(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
+                                    int64_t out_w, const epilogue_args& ep, const sm90_split& split,
+                                    hipStream_t stream) {
+    constexpr int BN = 128;
+    using tile = sm90_tile<BN, 1>;
+    const auto src = make_conv_source<kConvSlots>(x, s, out_h, out_w);
+    if (!sm90_conv_multicast(s, out_h, out_w, split.splits)) return FP8ORT_UNSUPPORTED;
+    const int64_t tiles_m = (src.rows + kBm - 1) / kBm;
+    auto kernel = conv_sm90_kernel<F, BN, 1, true>;
+    static const hipError_t attr =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tile::kSmem));
+    FP8ORT_TRY(check_runtime(attr, "fp8ort_conv_nhwc: raising the shared-memory limit of the sm90a multicast kernel"));
+    const int64_t tiles = tiles_m * ((s.out_c + BN - 1) / BN);
+    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
+    static std::atomic<int> fits{0};  // 0 unknown, 1 no, 2 yes
+    cudaLaunchAttribute attrs[2] = {pair_cluster_dims(), {}};
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(tiles)), cfg.blockDim = dim3(kThreadsSm90);
+    cfg.dynamicSmemBytes = tile::kSmem, cfg.stream = stream, cfg.attrs = attrs, cfg.numAttrs = 1;
+    if (fits.load() == 0) {
+        int clusters = 0;
+        const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+        if (e != cudaSuccess) (void)cudaGetLastError();  // an answer of no, not an error of the launch
+        fits.store(e == cudaSuccess && clusters > 0 ? 2 : 1);
+    }
+    if (fits.load() != 2) return FP8ORT_UNSUPPORTED;
+    CUtensorMap map_b;
+    FP8ORT_TRY(make_map(&map_b, w, s.out_c, src.k, BN / 2));  // each block of a pair loads half of the weight tile
+    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[1].val.programmaticStreamSerializationAllowed = 1;
+    cfg.numAttrs = pdl_wanted() ? 2 : 1;
+    (void)cudaLaunchKernelEx(&cfg, kernel, map_b, src, s.out_c, ep);  // an error stays the last error
+    return check_launch("fp8ort_conv_nhwc (wgmma_sm90a, weights multicast in pairs)");
+}
+
 template <fp8ort_fp8_format F>
 fp8ort_status launch_conv_format(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
                                  int64_t out_w, sm90_variant v, const epilogue_args& ep, const sm90_split& split,
                                  hipStream_t stream) {
     if (v == sm90_variant::two_blocks) return launch_conv_typed<F, 64, 2>(x, w, s, out_h, out_w, ep, split, stream);
     if (s.out_c <= 64) return launch_conv_typed<F, 64, 1>(x, w, s, out_h, out_w, ep, split, stream);
+    const fp8ort_status st = launch_conv_multicast<F>(x, w, s, out_h, out_w, ep, split, stream);
+    if (st != FP8ORT_UNSUPPORTED) return st;
     return launch_conv_typed<F, 128, 1>(x, w, s, out_h, out_w, ep, split, stream);
 }
 
@@ -1117,6 +1175,13 @@ bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 #endif
 }
 
+// FP8ORT_CONV_MULTICAST=on (read once; opt-in until measured).
+bool sm90_conv_multicast(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, int splits) {
+    static const bool wanted = on_off_from_env("FP8ORT_CONV_MULTICAST") == 2;
+    const int64_t tiles_m = (s.batch * out_h * out_w + kBm - 1) / kBm;
+    return wanted && s.out_c > 64 && splits <= 1 && tiles_m % 2 == 0;
+}
+
 int sm90_conv_splits(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, sm90_variant variant) {
     const int bn = variant == sm90_variant::two_blocks || s.out_c <= 64 ? 64 : 128;
     const int64_t rows = s.batch * out_h * out_w, k = s.kernel_h * s.kernel_w * s.in_c;
@@ -1141,6 +1206,7 @@ fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wgmma kernel exists only in NVIDIA sm90a builds");
 }
 bool sm90_conv_can_run(fp8ort_fp8_format, const fp8ort_conv_shape&, const void*, const void*) { return false; }
+bool sm90_conv_multicast(const fp8ort_conv_shape&, int64_t, int64_t, int) { return false; }
 fp8ort_status launch_conv_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, const fp8ort_conv_shape&, int64_t,
                                int64_t, sm90_variant, const epilogue_args&, const sm90_split&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_conv_nhwc: the wgmma kernel exists only in NVIDIA sm90a builds");
