@@ -1119,12 +1119,9 @@ extern "C" const char* fp8ort_conv_kernel_name(fp8ort_fp8_format format, const f
     if (few_c_supported(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s), kAnyOutput)) return "few_channels";
     if (im2col_takes(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s))) return "im2col_wgmma_sm90a";
     if (subsample_takes(format, *s, fp8ort_conv_out_h(s), fp8ort_conv_out_w(s))) return "subsample_wgmma_sm90a";
-    if (conv_takes_sm90(format, *s, nullptr, nullptr)) {
-        if (sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks) return "wgmma_sm90a_2blocks";
-        const int64_t oh = fp8ort_conv_out_h(s), ow = fp8ort_conv_out_w(s);
-        const int splits = sm90_conv_splits(*s, oh, ow, sm90_variant::one_block);
-        return sm90_conv_multicast(*s, oh, ow, splits) ? "wgmma_sm90a_multicast" : "wgmma_sm90a";
-    }
+    if (conv_takes_sm90(format, *s, nullptr, nullptr))
+        return sm90_conv_variant(conv_kernel_override(), *s) == sm90_variant::two_blocks ? "wgmma_sm90a_2blocks"
+                                                                                      : "wgmma_sm90a";
 #if defined(FP8ORT_CUDA)
     return "mma_sync";
 #else

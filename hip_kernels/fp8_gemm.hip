@@ -247,9 +247,9 @@ int on_off_from_env(const char* name) {
 }
 
 int gemm_kernel_override() {
-    // FP8ORT_GEMM_KERNEL=1..9 is fp8ort_gemm_set_kernel_override's value for a library loaded by ORT, where that
+    // FP8ORT_GEMM_KERNEL=1..8 is fp8ort_gemm_set_kernel_override's value for a library loaded by ORT, where that
     // cannot be called: whole-model A/B runs of the GEMM variants (read once; the call takes precedence).
-    static const int from_env = override_from_env("FP8ORT_GEMM_KERNEL", '1', '9');
+    static const int from_env = override_from_env("FP8ORT_GEMM_KERNEL", '1', '8');
     const int which = g_kernel_override.load();
     return which != 0 ? which : from_env;
 }
@@ -365,13 +365,6 @@ static bool persistent_wanted() {
     return from_env;
 }
 
-// Whether the automatic choice takes one_block_multicast where it would take one_block: FP8ORT_GEMM_MULTICAST=on
-// (read once; opt-in until measured).
-static bool multicast_wanted() {
-    static const bool from_env = on_off_from_env("FP8ORT_GEMM_MULTICAST") == 2;
-    return from_env;
-}
-
 // The sm90a variant for an override value (0 or 2: by K and N).
 sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
     switch (which) {
@@ -380,12 +373,9 @@ sm90_variant sm90_variant_for(int which, int64_t k, int64_t n) {
         case 5: return sm90_variant::two_blocks;
         case 6: return sm90_variant::streaming;
         case 8: return sm90_variant::streaming_long;
-        case 9: return sm90_variant::one_block_multicast;
         default: {
             const sm90_variant v = sm90_default_variant(k, n);
-            if (v != sm90_variant::one_block) return v;
-            if (persistent_wanted()) return sm90_variant::streaming_long;
-            return multicast_wanted() ? sm90_variant::one_block_multicast : v;
+            return v == sm90_variant::one_block && persistent_wanted() ? sm90_variant::streaming_long : v;
         }
     }
 }
@@ -400,7 +390,6 @@ extern "C" const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int64_t
             case sm90_variant::streaming: return "wgmma_sm90a_stream";
             case sm90_variant::streaming_wide: return "wgmma_sm90a_stream_wide";
             case sm90_variant::streaming_long: return "wgmma_sm90a_stream_long";
-            case sm90_variant::one_block_multicast: return "wgmma_sm90a_multicast";
             default: return "wgmma_sm90a";
         }
     }

@@ -23,18 +23,7 @@ bool device_is_sm90();
 // automatic choice is one_block):
 // one_block's 128 x 128 tiles and lagged promotion in one block per multiprocessor that walks tiles as streaming
 // does, its producer loading the next tile during the epilogue. A split K runs as one_block.
-// one_block_multicast (opt-in: override 9, or FP8ORT_GEMM_MULTICAST=on where the automatic choice is one_block):
-// one_block in clusters of two blocks on consecutive M tiles, each loading half of the B tile they share and
-// multicasting it to both (half the L2 reads of B); one_block where pairs do not apply (odd M tiles, split K).
-enum class sm90_variant {
-    one_block,
-    two_blocks,
-    fast_accumulation,
-    streaming,
-    streaming_wide,
-    streaming_long,
-    one_block_multicast
-};
+enum class sm90_variant { one_block, two_blocks, fast_accumulation, streaming, streaming_wide, streaming_long };
 // Host: whether K <= 128 problems wider than 64 columns take streaming_wide instead of two_blocks.
 bool wide_stream_wanted();
 // The variant fp8ort_gemm picks when no override asks for one, from ResNet-50's 1x1 layers on an H200
@@ -83,10 +72,6 @@ inline sm90_variant sm90_conv_variant(int override_value, const fp8ort_conv_shap
     return s.out_c <= 64 || k <= 512 ? sm90_variant::two_blocks : sm90_variant::one_block;
 }
 int sm90_conv_splits(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, sm90_variant variant);
-// Whether a one-block convolution with 128-wide tiles runs in clusters of two blocks on neighbouring M tiles that
-// share the weight tile by TMA multicast (opt-in, FP8ORT_CONV_MULTICAST=on): more than 64 output channels, an even
-// number of 128-row tiles, no K split (`splits` as sm90_conv_splits gives them).
-bool sm90_conv_multicast(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, int splits);
 fp8ort_status launch_conv_sm90(const uint8_t* x, const uint8_t* w, fp8ort_fp8_format format, const fp8ort_conv_shape& s,
                                int64_t out_h, int64_t out_w, sm90_variant variant, const epilogue_args& ep,
                                const sm90_split& split, hipStream_t stream);
@@ -97,7 +82,7 @@ int on_off_from_env(const char* name);
 int override_from_env(const char* name, char lo, char hi);
 // fp8ort_gemm_set_kernel_override's value (0 automatic, 1 portable, 2 sm90a, 3 sm90a fast accumulation,
 // 4 sm90a one block per multiprocessor, 5 sm90a two blocks per multiprocessor, 6 sm90a streaming, 7 small K,
-// 8 sm90a streaming with one block per multiprocessor and 128 x 128 tiles, 9 sm90a one block in multicast pairs).
+// 8 sm90a streaming with one block per multiprocessor and 128 x 128 tiles).
 int gemm_kernel_override();
 // gemm_kernel_override(), or else FP8ORT_CONV_KERNEL (4 or 5) from the environment: the convolution's choice.
 int conv_kernel_override();

@@ -33,14 +33,21 @@ constexpr int kThreadsSm90 = 384;
 constexpr int kGroupM = 8;  // tiles of M walked together, for L2 reuse of B
 constexpr int kABytes = kBm * kBk;
 
+// Row stride in floats of the tile epilogues' staging buffer. A warp stores its accumulators as float2 at rows
+// r0 + (lane / 4) and columns 2 * (lane % 4) (+ 8 j), in two phases of 16 lanes, 4 rows x 8 floats each: with a stride
+// of 8 modulo the 32 banks the 4 rows fall on distinct banks. BN + 4 put rows q and q + 1 four banks apart, two ways
+// of conflict on every store (Nsight Compute, one_block at 4096^3: 524,288 conflicts, half of its shared-store
+// wavefronts). Row-wise reads of 16 bytes per lane stay conflict-free with either stride.
+template <int BN>
+constexpr int kStagingLd = BN + 8;
+
 // kBlocks 1: one block per multiprocessor, a producer warpgroup (setmaxnreg gives its registers to the consumers)
 // and a deep ring of stages, for long K. kBlocks 2: two blocks per multiprocessor, consumers in warpgroups 0 and 1
 // and a producer warp (warp 8), a short ring: for short K, where the tile epilogue dominates and one block's
 // epilogue then overlaps the other's loads and multiplies.
-// kDepth: a ring of that many stages instead (the one-block GEMM's deep ring, FP8ORT_GEMM_STAGES=7).
-template <int BN, int kBlocks = 1, int kDepth = 0>
+template <int BN, int kBlocks = 1>
 struct sm90_tile {
-    static constexpr int kStages = kDepth > 0 ? kDepth : kBlocks == 2 ? (BN == 64 ? 4 : 3) : (BN == 256 ? 4 : 6);
+    static constexpr int kStages = kBlocks == 2 ? (BN == 64 ? 4 : 3) : (BN == 256 ? 4 : 6);
     static constexpr int kThreads = kBlocks == 2 ? 288 : kThreadsSm90;
     static constexpr int kBBytes = BN * kBk;
     static constexpr size_t kSmem = static_cast<size_t>(kStages) * (kABytes + kBBytes) + 2 * kStages * 8 + 1024;
@@ -100,24 +107,6 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
         ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar))
         : "memory");
-}
-// tma_load_2d into the same shared-memory offset of every block of the cluster in `mask` (bit r: rank r); each
-// destination block's barrier at `bar`'s offset counts the bytes that landed in that block.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int x, int y, uint64_t* bar,
-                                                      uint16_t mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-        "[%0], [%1, {%2, %3}], [%4], %5;\n"
-        ::"r"(smem_u32(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(smem_u32(bar)), "h"(mask)
-        : "memory");
-}
-// An arrival on the barrier at `bar`'s offset in block `rank` of the cluster, with the default semantics (release at
-// CTA scope): the stage's reads are wgmma's, complete at the wait_group before it. The first multicast attempt
-// (1f01f9a, 1.7x slower than one_block) released at cluster scope, a fence on every stage's critical path.
-__device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, unsigned rank) {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(bar)), "r"(rank));
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 // The residual Z of one output tile into L2, one 128-byte line at a time: rows row0 + first, + step, ... of the
 // tile (rows_left of them exist), columns gcol0 .. gcol0 + cols (cols_left exist). Issued by the producer threads
@@ -258,14 +247,6 @@ __device__ __forceinline__ void fence_operands(float (&v)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
 }
 
-// A consumer warpgroup is done with a stage: its arrival on this block's empty barrier and, with kPeer (the multicast
-// GEMM, whose stages also hold the other block's half of B), on the other block's of its cluster of two.
-template <bool kPeer>
-__device__ __forceinline__ void release_stage(uint64_t* bar) {
-    mbar_arrive(bar);
-    if constexpr (kPeer) mbar_arrive_remote(bar, cluster_rank() ^ 1u);
-}
-
 // One tile's k-tiles of a consumer warpgroup (desc_a, desc_b: its 64 rows of stage 0's A and stage 0's B), promoted
 // one k-tile behind: k-tiles alternate between the accumulator sets d and e, and while one set's wgmma run, the other's
 // finished k-tile is added to acc in float32 and its stage goes back to the producer (consume_tiles' loop waits for
@@ -275,7 +256,7 @@ __device__ __forceinline__ void release_stage(uint64_t* bar) {
 // of this block before this tile (the ring position); `t`: the thread's index in its warpgroup. The only branches
 // around reads of d or e depend on nothing but the tile: with a read in a branch of the loop (a first version
 // promoted under `kt > 0`), ptxas serializes every wgmma of the kernel (C7518).
-template <fp8ort_fp8_format F, int BN, int kStages, bool kPeer = false>
+template <fp8ort_fp8_format F, int BN, int kStages>
 __device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b, uint64_t* full, uint64_t* empty,
                                                int k_tiles, int t, int it, float (&acc)[BN / 2]) {
     constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
@@ -292,7 +273,7 @@ __device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b,
     };
     auto promote = [&](float(&x)[kRegs], int pos) {  // x's wgmma are complete (a wait came before)
         fence_operands(x);
-        if (t == 0) release_stage<kPeer>(&empty[pos % kStages]);
+        if (t == 0) mbar_arrive(&empty[pos % kStages]);
 #pragma unroll
         for (int i = 0; i < kRegs; ++i) acc[i] += x[i];
     };
@@ -320,9 +301,8 @@ __device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b,
 
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
-// kPeerRelease (the multicast GEMM): each stage goes back to both blocks of the cluster (release_stage).
 template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit,
-          bool kLagged = false, bool kPeerRelease = false>
+          bool kLagged = false>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
                                               uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
@@ -339,8 +319,8 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
 #pragma unroll
     for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
     const uint64_t desc_a = smem_desc(sa + consumer * 64 * kBk), desc_b = smem_desc(sb);
-    if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages, kPeerRelease>(desc_a, desc_b, full, empty,
-                                                                                   k_tiles, threadIdx.x % 128, 0, acc);
+    if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages>(desc_a, desc_b, full, empty, k_tiles,
+                                                                     threadIdx.x % 128, 0, acc);
     else for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % kStages;
         mbar_wait(&full[s], (kt / kStages) & 1);
@@ -351,13 +331,13 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
         if constexpr (Promote) {
             // this k-tile's partial sum is complete: its stage goes back, the sum moves to float32
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            if (threadIdx.x % 128 == 0) release_stage<kPeerRelease>(&empty[s]);
+            if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
 #pragma unroll
             for (int i = 0; i < kRegs; ++i) acc[i] += d[i];
         } else {
             // keep this k-tile in flight; the previous one is done, so its stage goes back to the producer
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-            if (kt > 0 && threadIdx.x % 128 == 0) release_stage<kPeerRelease>(&empty[(kt - 1) % kStages]);
+            if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
         }
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -365,7 +345,7 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
     // Both consumer warpgroups are done with the stages (named barrier 1: the 256 consumer threads); the
     // accumulators go through them to the tile epilogue, which writes coalesced row segments.
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    constexpr int kLd = BN + 4;
+    constexpr int kLd = kStagingLd<BN>;
     static_assert(kBm * kLd * sizeof(float) <= kStages * (kABytes + kBBytes), "the tile fits the stages");
     float* staged = reinterpret_cast<float*>(smem);
     const int t = threadIdx.x % 128;
@@ -415,17 +395,12 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
-// kMulticast (one block per multiprocessor, launched in clusters of two blocks on tiles tm and tm + 1 of the same B
-// columns, launch_multicast): each block loads its A tile and half of the B tile, which TMA multicasts into both
-// blocks' stages, so the pair reads B from L2 once instead of twice; a stage goes back to a producer when the
-// consumers of both blocks are done with it (4 arrivals). map_b's box is then BN / 2 rows.
-// kDepth: the ring's stages when not 0 (sm90_tile).
-template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks, bool kMulticast = false, int kDepth = 0>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
 __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int64_t m,
                      int64_t n, int64_t k, epilogue_args ep) {
 #if defined(FP8ORT_HAS_WGMMA_FP8)
-    using tile = sm90_tile<BN, kBlocks, kDepth>;
+    using tile = sm90_tile<BN, kBlocks>;
     constexpr int kStages = tile::kStages;
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
@@ -451,16 +426,11 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], kMulticast ? 4 : 2);  // one arrival per consumer warpgroup (of both blocks)
+            mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if constexpr (kMulticast) {  // the other block's barriers exist before anything is multicast or arrives there
-        cluster_arrive();
-        cluster_wait();
-    } else {
-        __syncthreads();
-    }
+    __syncthreads();
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
@@ -476,29 +446,16 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
                 if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
                 mbar_expect_tx(&full[s], kABytes + tile::kBBytes);
                 tma_load_2d(sa + s * kABytes, &map_a, (kt0 + kt) * kBk, tm * kBm, &full[s]);
-                if constexpr (kMulticast) {
-                    const unsigned half = cluster_rank();
-                    tma_load_2d_multicast(sb + s * tile::kBBytes + half * (tile::kBBytes / 2), &map_b,
-                                          (kt0 + kt) * kBk, tn * BN + static_cast<int>(half) * (BN / 2), &full[s],
-                                          0x3);
-                } else {
-                    tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
-                }
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
             }
         }
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1 && !kMulticast, kBlocks == 1, kMulticast>(
-        smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep, static_cast<int64_t>(tm) * kBm,
-        ep.col_offset + static_cast<int64_t>(tn) * BN, m - static_cast<int64_t>(tm) * kBm,
-        n - static_cast<int64_t>(tn) * BN);
-    // no block ends while the other may still arrive on its barriers (the producers have exited: the cluster barrier
-    // waits for the threads that have not)
-    if constexpr (kMulticast) {
-        cluster_arrive();
-        cluster_wait();
-    }
+    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+                                                 static_cast<int64_t>(tm) * kBm,
+                                                 ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                                 m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
     FP8ORT_TRAP();
 #endif
@@ -524,7 +481,7 @@ struct sm90_stream_tile {
     // so that setmaxnreg can move its registers to the consumers (warps 9-11 exit at once)
     static constexpr int kThreads = kBlocks == 1 ? 384 : 288;
     static constexpr int kBBytes = BN * kBk;
-    static constexpr int kLd = BN + 4;  // staging row stride in floats
+    static constexpr int kLd = kStagingLd<BN>;
     static constexpr size_t kRingBytes = static_cast<size_t>(kStages) * (kABytes + kBBytes);
     static constexpr size_t kStagingBytes = 2 * 64 * kLd * sizeof(float);
     static constexpr size_t kSmem = kRingBytes + kStagingBytes + 2 * kStages * 8 + 1024;
@@ -669,10 +626,8 @@ constexpr int kConvSlots = kBm * (kBk / 16) / 128;  // 16-byte chunks per produc
 constexpr int kConvLag = 2;                         // stages a producer thread keeps in flight before signalling
 
 // kBlocks 2: two blocks per multiprocessor, 80 registers for every thread (no setmaxnreg; ptxas spills ~60 bytes),
-// 128 x 64 tiles: one block's epilogue and gather overlap the other's. kMulticast (kBlocks 1, clusters of two blocks
-// on tiles tm and tm + 1 of the same output channels, launch_conv_multicast): as the multicast GEMM, each block loads
-// half of the weight tile by TMA and multicasts it to both; the gathers stay each block's own.
-template <fp8ort_fp8_format F, int BN, int kBlocks, bool kMulticast = false>
+// 128 x 64 tiles: one block's epilogue and gather overlap the other's.
+template <fp8ort_fp8_format F, int BN, int kBlocks>
 __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     conv_sm90_kernel(const __grid_constant__ CUtensorMap map_b, conv_source_t<kConvSlots> src, int64_t n,
                      epilogue_args ep) {
@@ -704,16 +659,11 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbar_init(&full[s], 128 + 1);
-            mbar_init(&empty[s], kMulticast ? 4 : 2);  // one arrival per consumer warpgroup (of both blocks)
+            mbar_init(&empty[s], 2);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    if constexpr (kMulticast) {  // the other block's barriers exist before anything is multicast or arrives there
-        cluster_arrive();
-        cluster_wait();
-    } else {
-        __syncthreads();
-    }
+    __syncthreads();
     fp8ort_pdl_wait();  // launched with pdl: the kernel before it may still run; nothing global was touched above
     fp8ort_pdl_release();
 
@@ -730,15 +680,8 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
             const int s = kt % kStages;
             if (kt >= kStages) mbar_wait(&empty[s], ((kt / kStages) & 1) ^ 1);
             if (t == 0) {
-                mbar_expect_tx(&full[s], tile::kBBytes);  // with kMulticast: this block's half and the other's
-                if constexpr (kMulticast) {
-                    const unsigned half = cluster_rank();
-                    tma_load_2d_multicast(sb + s * tile::kBBytes + half * (tile::kBBytes / 2), &map_b,
-                                          (kt0 + kt) * kBk, tn * BN + static_cast<int>(half) * (BN / 2), &full[s],
-                                          0x3);
-                } else {
-                    tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
-                }
+                mbar_expect_tx(&full[s], tile::kBBytes);
+                tma_load_2d(sb + s * tile::kBBytes, &map_b, (kt0 + kt) * kBk, tn * BN, &full[s]);
             }
             uint8_t* a_stage = sa + s * kABytes;
             const int kk = (kt0 + kt) * kBk + chunk * 16;
@@ -763,14 +706,10 @@ __global__ void __launch_bounds__(kThreadsSm90, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 200;\n");
-    consume_tiles<F, BN, true, kStages, false, kBlocks == 1 && !kMulticast, false, kMulticast>(
-        smem, sa, sb, full, empty, k_tiles, wg - 1, ep, static_cast<int64_t>(tm) * kBm,
-        ep.col_offset + static_cast<int64_t>(tn) * BN, m - static_cast<int64_t>(tm) * kBm,
-        n - static_cast<int64_t>(tn) * BN);
-    if constexpr (kMulticast) {  // no block ends while the other may still arrive on its barriers
-        cluster_arrive();
-        cluster_wait();
-    }
+    consume_tiles<F, BN, true, kStages, false, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, wg - 1, ep,
+                                               static_cast<int64_t>(tm) * kBm,
+                                               ep.col_offset + static_cast<int64_t>(tn) * BN,
+                                               m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
 #else
     FP8ORT_TRAP();
 #endif
@@ -897,14 +836,14 @@ epilogue_args raw_epilogue(float* workspace, int64_t n) {
                          FP8ORT_FLOAT, workspace, n, 0};
 }
 
-template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks, int kDepth = 0>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
 fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, const epilogue_args& ep,
                            const sm90_split& split, hipStream_t stream) {
-    using tile = sm90_tile<BN, kBlocks, kDepth>;
+    using tile = sm90_tile<BN, kBlocks>;
     CUtensorMap map_a, map_b;
     FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
     FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
-    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote, kBlocks, false, kDepth>,
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote, kBlocks>,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(tile::kSmem));
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a kernel"));
@@ -912,7 +851,7 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
     const bool splitting = split.splits > 1;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
-    auto kernel = gemm_sm90_kernel<F, BN, Promote, kBlocks, false, kDepth>;
+    auto kernel = gemm_sm90_kernel<F, BN, Promote, kBlocks>;
     static std::atomic<int> cluster_known[kMaxClusterSplits + 1];
     if (kBlocks == 1 && splitting && split_cluster_wanted() &&
         cluster_fits(cluster_known, kernel, split.splits, grid, dim3(tile::kThreads), tile::kSmem)) {
@@ -926,52 +865,6 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
     if (!splitting) return FP8ORT_OK;
     return launch_epilogue_apply(split.workspace, n, m, n, ep, stream, "fp8ort_gemm (split-K epilogue)", split.splits,
                                  m * n);
-}
-
-// Clusters of 2 blocks along x: the multicast GEMM's pairs of M tiles.
-cudaLaunchAttribute pair_cluster_dims() {
-    cudaLaunchAttribute a;
-    a.id = cudaLaunchAttributeClusterDimension;
-    a.val.clusterDim.x = 2, a.val.clusterDim.y = 1, a.val.clusterDim.z = 1;
-    return a;
-}
-
-// The multicast GEMM (gemm_sm90_kernel's kMulticast, one_block's tiles and lagged promotion) for this problem, or
-// FP8ORT_UNSUPPORTED where it does not apply: a split K, an odd number of M tiles (a pair is two consecutive tiles of
-// one group of kGroupM rows, so every group must have an even number of them), or clusters of 2 blocks that do not fit.
-template <fp8ort_fp8_format F, int kDepth = 0>
-fp8ort_status launch_multicast(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k,
-                               const epilogue_args& ep, const sm90_split& split, hipStream_t stream) {
-    constexpr int BN = 128;
-    using tile = sm90_tile<BN, 1, kDepth>;
-    const int64_t tiles_m = (m + kBm - 1) / kBm;
-    if (split.splits > 1 || tiles_m % 2 != 0) return FP8ORT_UNSUPPORTED;
-    auto kernel = gemm_sm90_kernel<F, BN, true, 1, true, kDepth>;
-    static const hipError_t attr =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tile::kSmem));
-    FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a multicast kernel"));
-    const int64_t tiles = tiles_m * ((n + BN - 1) / BN);
-    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
-    static std::atomic<int> fits{0};  // 0 unknown, 1 no, 2 yes
-    cudaLaunchAttribute attrs[2] = {pair_cluster_dims(), {}};
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(static_cast<unsigned>(tiles)), cfg.blockDim = dim3(tile::kThreads);
-    cfg.dynamicSmemBytes = tile::kSmem, cfg.stream = stream, cfg.attrs = attrs, cfg.numAttrs = 1;
-    if (fits.load() == 0) {
-        int clusters = 0;
-        const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
-        if (e != cudaSuccess) (void)cudaGetLastError();  // an answer of no, not an error of the launch
-        fits.store(e == cudaSuccess && clusters > 0 ? 2 : 1);
-    }
-    if (fits.load() != 2) return FP8ORT_UNSUPPORTED;
-    CUtensorMap map_a, map_b;
-    FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
-    FP8ORT_TRY(make_map(&map_b, b, n, k, BN / 2));  // each block of a pair loads half of the B tile
-    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.numAttrs = pdl_wanted() ? 2 : 1;
-    (void)cudaLaunchKernelEx(&cfg, kernel, map_a, map_b, m, n, k, ep);  // an error stays the last error
-    return check_launch("fp8ort_gemm (wgmma_sm90a, B multicast in pairs)");
 }
 
 template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks = 2>
@@ -1005,18 +898,6 @@ void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
     }
 }
 
-// The one-block GEMM's deep ring: 7 stages of 32 KB (225 KB with the barriers and the alignment slack, of the 227 KB a
-// block may have) instead of 6: one more k-tile in flight while the consumers hold two (k_tiles_lagged). FP8ORT_GEMM_STAGES=7 (read once; opt-in until
-// measured), E4M3FN only (E5M2 keeps 6 stages: one instantiation fewer per kernel).
-constexpr int kDeepStages = 7;
-bool deep_ring_wanted() {
-    static const bool from_env = [] {
-        const char* v = getenv("FP8ORT_GEMM_STAGES");
-        return v && strcmp(v, "7") == 0;
-    }();
-    return from_env;
-}
-
 template <fp8ort_fp8_format F>
 fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, sm90_variant v,
                             const epilogue_args& ep, const sm90_split& split, hipStream_t stream) {
@@ -1039,21 +920,8 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
             // a split (few tiles, long K) runs as one_block: the splits are what fill the multiprocessors there
             if (split.splits > 1) return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
             return launch_stream<F, 128, true, 1>(a, b, m, n, k, ep, stream);
-        case sm90_variant::one_block_multicast: {
-            fp8ort_status st = FP8ORT_UNSUPPORTED;
-            if constexpr (F == FP8ORT_E4M3FN) {
-                if (deep_ring_wanted()) st = launch_multicast<F, kDeepStages>(a, b, m, n, k, ep, split, stream);
-            }
-            if (st == FP8ORT_UNSUPPORTED) st = launch_multicast<F>(a, b, m, n, k, ep, split, stream);
-            if (st != FP8ORT_UNSUPPORTED) return st;
-            break;  // one_block where pairs do not apply
-        }
-        default: break;
+        default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
-    if constexpr (F == FP8ORT_E4M3FN) {
-        if (deep_ring_wanted()) return launch_typed<F, 128, true, 1, kDeepStages>(a, b, m, n, k, ep, split, stream);
-    }
-    return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
 }
 
 template <fp8ort_fp8_format F, int BN, int kBlocks>
@@ -1087,52 +955,12 @@ fp8ort_status launch_conv_typed(const uint8_t* x, const uint8_t* w, const fp8ort
                                  "fp8ort_conv_nhwc (split-K epilogue)", split.splits, src.rows * s.out_c);
 }
 
-// The multicast convolution for this problem, or FP8ORT_UNSUPPORTED where it does not apply (as launch_multicast:
-// a split K, an odd number of M tiles, clusters of two that do not fit).
-template <fp8ort_fp8_format F>
-fp8ort_status launch_conv_multicast(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
-                                    int64_t out_w, const epilogue_args& ep, const sm90_split& split,
-                                    hipStream_t stream) {
-    constexpr int BN = 128;
-    using tile = sm90_tile<BN, 1>;
-    const auto src = make_conv_source<kConvSlots>(x, s, out_h, out_w);
-    if (!sm90_conv_multicast(s, out_h, out_w, split.splits)) return FP8ORT_UNSUPPORTED;
-    const int64_t tiles_m = (src.rows + kBm - 1) / kBm;
-    auto kernel = conv_sm90_kernel<F, BN, 1, true>;
-    static const hipError_t attr =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(tile::kSmem));
-    FP8ORT_TRY(check_runtime(attr, "fp8ort_conv_nhwc: raising the shared-memory limit of the sm90a multicast kernel"));
-    const int64_t tiles = tiles_m * ((s.out_c + BN - 1) / BN);
-    if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_conv_nhwc: too many tiles");
-    static std::atomic<int> fits{0};  // 0 unknown, 1 no, 2 yes
-    cudaLaunchAttribute attrs[2] = {pair_cluster_dims(), {}};
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(static_cast<unsigned>(tiles)), cfg.blockDim = dim3(kThreadsSm90);
-    cfg.dynamicSmemBytes = tile::kSmem, cfg.stream = stream, cfg.attrs = attrs, cfg.numAttrs = 1;
-    if (fits.load() == 0) {
-        int clusters = 0;
-        const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
-        if (e != cudaSuccess) (void)cudaGetLastError();  // an answer of no, not an error of the launch
-        fits.store(e == cudaSuccess && clusters > 0 ? 2 : 1);
-    }
-    if (fits.load() != 2) return FP8ORT_UNSUPPORTED;
-    CUtensorMap map_b;
-    FP8ORT_TRY(make_map(&map_b, w, s.out_c, src.k, BN / 2));  // each block of a pair loads half of the weight tile
-    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.numAttrs = pdl_wanted() ? 2 : 1;
-    (void)cudaLaunchKernelEx(&cfg, kernel, map_b, src, s.out_c, ep);  // an error stays the last error
-    return check_launch("fp8ort_conv_nhwc (wgmma_sm90a, weights multicast in pairs)");
-}
-
 template <fp8ort_fp8_format F>
 fp8ort_status launch_conv_format(const uint8_t* x, const uint8_t* w, const fp8ort_conv_shape& s, int64_t out_h,
                                  int64_t out_w, sm90_variant v, const epilogue_args& ep, const sm90_split& split,
                                  hipStream_t stream) {
     if (v == sm90_variant::two_blocks) return launch_conv_typed<F, 64, 2>(x, w, s, out_h, out_w, ep, split, stream);
     if (s.out_c <= 64) return launch_conv_typed<F, 64, 1>(x, w, s, out_h, out_w, ep, split, stream);
-    const fp8ort_status st = launch_conv_multicast<F>(x, w, s, out_h, out_w, ep, split, stream);
-    if (st != FP8ORT_UNSUPPORTED) return st;
     return launch_conv_typed<F, 128, 1>(x, w, s, out_h, out_w, ep, split, stream);
 }
 
@@ -1175,13 +1003,6 @@ bool sm90_conv_can_run(fp8ort_fp8_format format, const fp8ort_conv_shape& s, con
 #endif
 }
 
-// FP8ORT_CONV_MULTICAST=on (read once; opt-in until measured).
-bool sm90_conv_multicast(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, int splits) {
-    static const bool wanted = on_off_from_env("FP8ORT_CONV_MULTICAST") == 2;
-    const int64_t tiles_m = (s.batch * out_h * out_w + kBm - 1) / kBm;
-    return wanted && s.out_c > 64 && splits <= 1 && tiles_m % 2 == 0;
-}
-
 int sm90_conv_splits(const fp8ort_conv_shape& s, int64_t out_h, int64_t out_w, sm90_variant variant) {
     const int bn = variant == sm90_variant::two_blocks || s.out_c <= 64 ? 64 : 128;
     const int64_t rows = s.batch * out_h * out_w, k = s.kernel_h * s.kernel_w * s.in_c;
@@ -1206,7 +1027,6 @@ fp8ort_status launch_gemm_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_gemm: the wgmma kernel exists only in NVIDIA sm90a builds");
 }
 bool sm90_conv_can_run(fp8ort_fp8_format, const fp8ort_conv_shape&, const void*, const void*) { return false; }
-bool sm90_conv_multicast(const fp8ort_conv_shape&, int64_t, int64_t, int) { return false; }
 fp8ort_status launch_conv_sm90(const uint8_t*, const uint8_t*, fp8ort_fp8_format, const fp8ort_conv_shape&, int64_t,
                                int64_t, sm90_variant, const epilogue_args&, const sm90_split&, hipStream_t) {
     return fail(FP8ORT_UNSUPPORTED, "fp8ort_conv_nhwc: the wgmma kernel exists only in NVIDIA sm90a builds");

@@ -186,10 +186,7 @@ FP8ORT_GPU_API const char* fp8ort_gemm_kernel_name(fp8ort_fp8_format format, int
  * vector units where it applies (E4M3FN, K of 8, 16, 24 or 32, float32/float16/E4M3FN output; exact float32 sums in
  * K order; automatic there too), the automatic choice elsewhere; 2..6 keep such problems off the small-K kernel.
  * 8 = the streaming sm90a kernel with one block per multiprocessor and 128 x 128 tiles (GEMM only, opt-in; one block
- * per tile where K is split). 9 = the one-block sm90a kernel in clusters of two blocks on neighbouring M tiles that
- * share B by TMA multicast (GEMM only, opt-in; one block alone where the M tiles are odd or K is split).
- * Where this is 0, the environment variable FP8ORT_GEMM_KERNEL=1..9 (read once) sets the same value for a library
- * loaded by ORT (whole-model A/B runs);
+ * per tile where K is split). Where this is 0, the environment variable FP8ORT_GEMM_KERNEL=1..8 (read once) sets the same value for a library loaded by ORT (whole-model A/B runs);
  * a problem the sm90a kernel cannot run then takes the portable kernel instead of being refused. */
 FP8ORT_GPU_API void fp8ort_gemm_set_kernel_override(int which);
 /* How the sm90a GEMM and convolution epilogues evaluate SiLU (tests, A/B runs; the same bits either way): 0 = the

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from gpu_helpers import (
@@ -723,30 +721,3 @@ def test_conv_refuses_bad_shapes(gpu):
     too_big = conv_shape(1, 2, 2, 8, 8, (5, 5))
     assert lib.fp8ort_conv_nhwc(d, d, nx.E4M3FN.onnx_type, too_big, epi.struct, d, None) == 1
     assert b"does not fit" in lib.fp8ort_gpu_last_error()
-
-
-# The one-block convolution in clusters of two blocks that share the weight tile by TMA multicast
-# (FP8ORT_CONV_MULTICAST=on, read once per process: run this file with it set): an even number of 128-row tiles and
-# enough tiles that K is not split; 256 and 200 output channels (a 200-wide weight's last tile half past its rows),
-# K of 576 and 1,296 (a partial last k-tile), stride 1 and 2. Without the variable it skips.
-@pytest.mark.parametrize(
-    "case",
-    [
-        (8, 32, 32, 64, 256, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
-        (32, 16, 16, 144, 200, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), 1),
-        (64, 32, 32, 64, 128, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1),
-    ],
-    ids=["c64m256", "c144m200", "c64m128s2"],
-)
-@pytest.mark.parametrize("epi_cfg", EPILOGUES, ids=["f32_relu", "fp8_res_fp8", "f16_res"])
-def test_conv_multicast(gpu, case, epi_cfg):
-    if os.environ.get("FP8ORT_CONV_MULTICAST") != "on":
-        pytest.skip("FP8ORT_CONV_MULTICAST is not on")
-    result = run_conv(gpu, case, epi_cfg, 0)
-    if result is None:
-        pytest.skip("no sm90a kernel for this device")
-    got, want, name, abs_sum = result
-    if not name.startswith("wgmma"):
-        pytest.skip("no sm90a kernel for this device")
-    assert name == "wgmma_sm90a_multicast", name
-    print(case, epi_cfg, name, check_output(got, want, epi_cfg[-1], f"conv {case} {epi_cfg} {name}", abs_sum=abs_sum))

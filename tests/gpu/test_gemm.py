@@ -220,27 +220,6 @@ def test_gemm_stream_long(gpu, shape):
         print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
 
 
-# The one-block kernel in clusters of two blocks sharing B by TMA multicast (override 9): an even number of M tiles
-# and enough tiles that K is not split; N past a multiple of the tile (each block loads half of B's rows, a half past
-# N all zero fill); K of 2 to 24 k-tiles, the last partial; E5M2 once; an odd number of M tiles (1,152 rows: 9) runs
-# the one-block kernel alone.
-@pytest.mark.parametrize(
-    "shape",
-    [(2048, 768, 1024), (2304, 520, 256), (8704, 136, 160), (4096, 768, 3072), (1152, 1024, 512)],
-    ids=lambda s: "x".join(map(str, s)),
-)
-def test_gemm_multicast(gpu, shape):
-    m, n, k = shape
-    name, ws = kernel_plan(gpu[0], 9, m, n, k)
-    if name != "wgmma_sm90a_multicast":
-        pytest.skip("no sm90a kernel for this device or shape")
-    assert ws == 0, "these shapes have enough tiles that K is not split"
-    for i, cfg in enumerate(EPILOGUES[:3]):
-        fmt = nx.E5M2 if i == 2 else nx.E4M3FN
-        got, want, name, abs_sum = run_gemm(gpu, fmt, m, n, k, cfg, trans_b=(i % 2 == 1), kernel=9)
-        print(shape, name, cfg, check_output(got, want, cfg[-1], f"{name} {shape} {cfg}", abs_sum=abs_sum))
-
-
 # Small M, long K: the sm90a kernel splits K over blocks (fp8ort_gemm_ws), float32 partial sums in scratch.
 @pytest.mark.parametrize("kernel", [0, 3, 5, 6], ids=["auto", "fast_accum", "sm90a_2blocks", "sm90a_stream"])
 @pytest.mark.parametrize(
