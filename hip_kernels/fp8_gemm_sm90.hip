@@ -299,10 +299,49 @@ __device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b,
     }
 }
 
+// One tile's k-tiles in the order of cuBLASLt's promoting kernel (its SASS, bench/NOTES.md, eighteenth session): at
+// the top of each k-tile both consumer warpgroups meet at a named barrier (bar 1, their 256 threads), wait for the
+// stage, wait for all of their previous k-tile's wgmma (no lag), give that stage back, add its partial sum to acc and
+// issue this k-tile's wgmma into the same set d. The first k-tile is peeled, so no branch of the loop reads d (a read
+// under `kt > 0` makes ptxas serialize every wgmma, C7518). The same sums in the same order as k_tiles_lagged.
+template <fp8ort_fp8_format F, int BN, int kStages>
+__device__ __forceinline__ void k_tiles_paced(uint64_t desc_a, uint64_t desc_b, uint64_t* full, uint64_t* empty,
+                                              int k_tiles, int t, float (&acc)[BN / 2]) {
+    constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
+    if (k_tiles <= 0) return;
+    float d[kRegs];
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    mbar_wait(&full[0], 0);
+    fence_operands(d);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    wgmma_k_tile<F, BN>(d, desc_a, desc_b, false);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    fence_operands(d);
+    for (int kt = 1; kt < k_tiles; ++kt) {
+        const int s = kt % kStages;
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        mbar_wait(&full[s], (kt / kStages) & 1);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_operands(d);
+        if (t == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
+#pragma unroll
+        for (int i = 0; i < kRegs; ++i) acc[i] += d[i];
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+        wgmma_k_tile<F, BN>(d, desc_a + s * (kABytes / 16), desc_b + s * (kBBytes / 16), false);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        fence_operands(d);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_operands(d);
+#pragma unroll
+    for (int i = 0; i < kRegs; ++i) acc[i] += d[i];
+}
+
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
+// kPaced (one_block, FP8ORT_GEMM_LOOP=paced): the k-tiles through k_tiles_paced instead of k_tiles_lagged.
 template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit,
-          bool kLagged = false>
+          bool kLagged = false, bool kPaced = false>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
                                               uint64_t* empty, int k_tiles, int consumer, const epilogue_args& ep,
                                               int64_t row0, int64_t gcol0, int64_t rows_left, int64_t cols_left) {
@@ -319,8 +358,10 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
 #pragma unroll
     for (int i = 0; i < (Promote ? kRegs : 1); ++i) acc[i] = 0.0f;
     const uint64_t desc_a = smem_desc(sa + consumer * 64 * kBk), desc_b = smem_desc(sb);
-    if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages>(desc_a, desc_b, full, empty, k_tiles,
-                                                                     threadIdx.x % 128, 0, acc);
+    if constexpr (Promote && kPaced) k_tiles_paced<F, BN, kStages>(desc_a, desc_b, full, empty, k_tiles,
+                                                                   threadIdx.x % 128, acc);
+    else if constexpr (Promote && kLagged) k_tiles_lagged<F, BN, kStages>(desc_a, desc_b, full, empty, k_tiles,
+                                                                          threadIdx.x % 128, 0, acc);
     else for (int kt = 0; kt < k_tiles; ++kt) {
         const int s = kt % kStages;
         mbar_wait(&full[s], (kt / kStages) & 1);
@@ -395,7 +436,8 @@ __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, 
 
 #endif  // FP8ORT_HAS_WGMMA_FP8
 
-template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
+// kPaced: the consumers' k-tiles through k_tiles_paced (one_block only).
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks, bool kPaced = false>
 __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
     gemm_sm90_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int64_t m,
                      int64_t n, int64_t k, epilogue_args ep) {
@@ -452,7 +494,7 @@ __global__ void __launch_bounds__(sm90_tile<BN, kBlocks>::kThreads, kBlocks)
         return;
     }
     if constexpr (kBlocks == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1, kBlocks == 1>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
+    consume_tiles<F, BN, Promote, kStages, true, kBlocks == 1, kBlocks == 1 && !kPaced, kPaced>(smem, sa, sb, full, empty, k_tiles, kBlocks == 1 ? wg - 1 : wg, ep,
                                                  static_cast<int64_t>(tm) * kBm,
                                                  ep.col_offset + static_cast<int64_t>(tn) * BN,
                                                  m - static_cast<int64_t>(tm) * kBm, n - static_cast<int64_t>(tn) * BN);
@@ -836,14 +878,14 @@ epilogue_args raw_epilogue(float* workspace, int64_t n) {
                          FP8ORT_FLOAT, workspace, n, 0};
 }
 
-template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks>
+template <fp8ort_fp8_format F, int BN, bool Promote, int kBlocks, bool kPaced = false>
 fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, const epilogue_args& ep,
                            const sm90_split& split, hipStream_t stream) {
     using tile = sm90_tile<BN, kBlocks>;
     CUtensorMap map_a, map_b;
     FP8ORT_TRY(make_map(&map_a, a, m, k, kBm));
     FP8ORT_TRY(make_map(&map_b, b, n, k, BN));
-    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote, kBlocks>,
+    static const hipError_t attr = cudaFuncSetAttribute(gemm_sm90_kernel<F, BN, Promote, kBlocks, kPaced>,
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(tile::kSmem));
     FP8ORT_TRY(check_runtime(attr, "fp8ort_gemm: raising the shared-memory limit of the sm90a kernel"));
@@ -851,7 +893,7 @@ fp8ort_status launch_typed(const uint8_t* a, const uint8_t* b, int64_t m, int64_
     if (tiles > 2147483647) return fail(FP8ORT_INVALID_ARGUMENT, "fp8ort_gemm: too many tiles");
     const bool splitting = split.splits > 1;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splitting ? split.splits : 1));
-    auto kernel = gemm_sm90_kernel<F, BN, Promote, kBlocks>;
+    auto kernel = gemm_sm90_kernel<F, BN, Promote, kBlocks, kPaced>;
     static std::atomic<int> cluster_known[kMaxClusterSplits + 1];
     if (kBlocks == 1 && splitting && split_cluster_wanted() &&
         cluster_fits(cluster_known, kernel, split.splits, grid, dim3(tile::kThreads), tile::kSmem)) {
@@ -898,6 +940,16 @@ void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
     }
 }
 
+// Whether one_block's consumers run k_tiles_paced instead of k_tiles_lagged: FP8ORT_GEMM_LOOP=paced (read once;
+// opt-in until measured), E4M3FN only (one instantiation fewer).
+bool paced_loop_wanted() {
+    static const bool from_env = [] {
+        const char* v = getenv("FP8ORT_GEMM_LOOP");
+        return v && strcmp(v, "paced") == 0;
+    }();
+    return from_env;
+}
+
 template <fp8ort_fp8_format F>
 fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64_t n, int64_t k, sm90_variant v,
                             const epilogue_args& ep, const sm90_split& split, hipStream_t stream) {
@@ -920,7 +972,11 @@ fp8ort_status launch_format(const uint8_t* a, const uint8_t* b, int64_t m, int64
             // a split (few tiles, long K) runs as one_block: the splits are what fill the multiprocessors there
             if (split.splits > 1) return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
             return launch_stream<F, 128, true, 1>(a, b, m, n, k, ep, stream);
-        default: return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
+        default:
+            if constexpr (F == FP8ORT_E4M3FN) {
+                if (paced_loop_wanted()) return launch_typed<F, 128, true, 1, true>(a, b, m, n, k, ep, split, stream);
+            }
+            return launch_typed<F, 128, true, 1>(a, b, m, n, k, ep, split, stream);
     }
 }
 
