@@ -2,8 +2,8 @@
 
 Y[M, N] bf16 = A[M, K] (E4M3) . W[N, K]^T * a_scale * w_scale. Median of CUDA-event timings after warm-up.
 Rows (--variants picks them): our kernel (auto: float32 promotion), the same with one block per multiprocessor
-walking tiles (stream_long), our kernel with fast accumulation (fast), and fp8ort_gemm_blaslt (cuBLASLt accumulating into float32 scratch, then our epilogue pass)
-when the library has cuBLASLt available (blaslt).
+walking tiles (stream_long), our kernel with fast accumulation (fast), and fp8ort_gemm_blaslt (cuBLASLt accumulating
+into float32 scratch, then our epilogue pass) when the library has cuBLASLt available (blaslt).
 Usage: python3 bench/gemm_fp8.py [--lib build/libfp8ort_kernels.so] [--sizes 4096,8192] [--json out.json]
 [--variants auto,fast]
 (--iters 1 --warmup 0 launches each kernel about three times, for Nsight Compute)
