@@ -11,8 +11,11 @@
 #  3. bench/gemm_fp8.py 4096^3 and 8192^3, then one_block with the paced loop;
 #  4. ResNet-50 and EfficientNet-B0 at batches 32 and 256 (window 34's ResNet-50 runs on the old stride for
 #     reference), BERT-base batch 32 on our GEMM with the lagged and the paced loop.
-# Results in $OUT/w35.tgz.
-W=w35; . bench/results/logs_next/window_lib.sh
+# Two calls on one warm machine: PART=1 (items 1-3, ~380 s) then PART=2 (item 4, ~300 s); results in
+# $OUT/w35_part1.tgz and $OUT/w35_part2.tgz.
+#   PART=1 LIMIT=540 OUT=$OUT bash bench/results/logs_next/w35.sh; PART=2 LIMIT=540 OUT=$OUT bash ...
+W=w35_part${PART:-1}; . bench/results/logs_next/window_lib.sh
+if [ "${PART:-1}" = 1 ]; then
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm.py tests/gpu/test_conv.py > $O/tests.log 2>&1
 echo "gemm+conv tests rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 $O/tests.log)"
 grep -E "^FAILED|^ERROR|Error" $O/tests.log | head -5; pack
@@ -35,8 +38,11 @@ left 45 && { FP8ORT_GEMM_LOOP=paced timeout 45 ncu -k regex:"gemm_sm90_kernel" -
 left 45 && { FP8ORT_GEMM_LOOP=paced timeout 45 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so \
     --sizes 4096,8192 --variants auto --json $O/gemm_fp8_paced.json > $O/gemm_fp8_paced.log 2>&1
   echo "gemm bench paced rc=$? $(( $(date +%s) - t )) s"; gemm_rows $O/gemm_fp8_paced.json; pack; }
+fi
+if [ "${PART:-1}" = 2 ]; then
 AB_TIMEOUT=75 ab resnet50 "32 256"
 AB_TIMEOUT=75 ab efficientnet_b0 "32 256"
 ab bert 32 FP8ORT_GEMM_BACKEND=ours
 ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_LOOP=paced
+fi
 echo "end $(( $(date +%s) - t )) s"; pack
