@@ -247,6 +247,18 @@ __device__ __forceinline__ void fence_operands(float (&v)[N]) {
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(v[i])::"memory");
 }
 
+// One k-tile's wgmma into the set x as a committed group, from stage s of the ring (desc_a, desc_b: stage 0's),
+// fenced so that no read or write of x moves across it; its first wgmma overwrites x (scale-d 0). The caller has
+// waited for the stage.
+template <fp8ort_fp8_format F, int BN>
+__device__ __forceinline__ void issue_k_tile(float (&x)[BN / 2], uint64_t desc_a, uint64_t desc_b, int s) {
+    fence_operands(x);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    wgmma_k_tile<F, BN>(x, desc_a + s * (kABytes / 16), desc_b + s * (BN * kBk / 16), false);
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    fence_operands(x);
+}
+
 // One tile's k-tiles of a consumer warpgroup (desc_a, desc_b: its 64 rows of stage 0's A and stage 0's B), promoted
 // one k-tile behind: k-tiles alternate between the accumulator sets d and e, and while one set's wgmma run, the other's
 // finished k-tile is added to acc in float32 and its stage goes back to the producer (consume_tiles' loop waits for
@@ -259,17 +271,12 @@ __device__ __forceinline__ void fence_operands(float (&v)[N]) {
 template <fp8ort_fp8_format F, int BN, int kStages>
 __device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b, uint64_t* full, uint64_t* empty,
                                                int k_tiles, int t, int it, float (&acc)[BN / 2]) {
-    constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
+    constexpr int kRegs = BN / 2;
     if (k_tiles <= 0) return;
     float d[kRegs], e[kRegs];
     auto issue = [&](float(&x)[kRegs], int pos) {
-        const int s = pos % kStages;
-        mbar_wait(&full[s], (pos / kStages) & 1);
-        fence_operands(x);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        wgmma_k_tile<F, BN>(x, desc_a + s * (kABytes / 16), desc_b + s * (kBBytes / 16), false);
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        fence_operands(x);
+        mbar_wait(&full[pos % kStages], (pos / kStages) & 1);
+        issue_k_tile<F, BN>(x, desc_a, desc_b, pos % kStages);
     };
     auto promote = [&](float(&x)[kRegs], int pos) {  // x's wgmma are complete (a wait came before)
         fence_operands(x);
@@ -307,16 +314,12 @@ __device__ __forceinline__ void k_tiles_lagged(uint64_t desc_a, uint64_t desc_b,
 template <fp8ort_fp8_format F, int BN, int kStages>
 __device__ __forceinline__ void k_tiles_paced(uint64_t desc_a, uint64_t desc_b, uint64_t* full, uint64_t* empty,
                                               int k_tiles, int t, float (&acc)[BN / 2]) {
-    constexpr int kRegs = BN / 2, kBBytes = BN * kBk;
+    constexpr int kRegs = BN / 2;
     if (k_tiles <= 0) return;
     float d[kRegs];
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     mbar_wait(&full[0], 0);
-    fence_operands(d);
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-    wgmma_k_tile<F, BN>(d, desc_a, desc_b, false);
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    fence_operands(d);
+    issue_k_tile<F, BN>(d, desc_a, desc_b, 0);
     for (int kt = 1; kt < k_tiles; ++kt) {
         const int s = kt % kStages;
         asm volatile("bar.sync 1, 256;\n" ::: "memory");
@@ -326,10 +329,7 @@ __device__ __forceinline__ void k_tiles_paced(uint64_t desc_a, uint64_t desc_b, 
         if (t == 0) mbar_arrive(&empty[(kt - 1) % kStages]);
 #pragma unroll
         for (int i = 0; i < kRegs; ++i) acc[i] += d[i];
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-        wgmma_k_tile<F, BN>(d, desc_a + s * (kABytes / 16), desc_b + s * (kBBytes / 16), false);
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        fence_operands(d);
+        issue_k_tile<F, BN>(d, desc_a, desc_b, s);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     fence_operands(d);
@@ -339,7 +339,7 @@ __device__ __forceinline__ void k_tiles_paced(uint64_t desc_a, uint64_t desc_b, 
 
 // The two consumer warpgroups (consumer 0 and 1): wgmma over every k-tile as the stages fill, then the tile
 // epilogue through shared memory. Output rows row0.., global columns gcol0..; rows_left x cols_left exist.
-// kPaced (one_block, FP8ORT_GEMM_LOOP=paced): the k-tiles through k_tiles_paced instead of k_tiles_lagged.
+// kPaced (one_block, FP8ORT_GEMM_PACED=on): the k-tiles through k_tiles_paced instead of k_tiles_lagged.
 template <fp8ort_fp8_format F, int BN, bool Promote, int kStages, bool kEarlyColumns, bool kClusterSplit,
           bool kLagged = false, bool kPaced = false>
 __device__ __forceinline__ void consume_tiles(uint8_t* smem, const uint8_t* sa, const uint8_t* sb, uint64_t* full,
@@ -940,13 +940,10 @@ void gemm_geometry(sm90_variant v, int64_t k, int* bn, int* per_sm) {
     }
 }
 
-// Whether one_block's consumers run k_tiles_paced instead of k_tiles_lagged: FP8ORT_GEMM_LOOP=paced (read once;
+// Whether one_block's consumers run k_tiles_paced instead of k_tiles_lagged: FP8ORT_GEMM_PACED=on (read once;
 // opt-in until measured), E4M3FN only (one instantiation fewer).
 bool paced_loop_wanted() {
-    static const bool from_env = [] {
-        const char* v = getenv("FP8ORT_GEMM_LOOP");
-        return v && strcmp(v, "paced") == 0;
-    }();
+    static const bool from_env = on_off_from_env("FP8ORT_GEMM_PACED") == 2;
     return from_env;
 }
 

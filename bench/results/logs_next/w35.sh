@@ -3,7 +3,7 @@
 # Carry .prebuilt (both libraries built from HEAD for sm_90a; build them first, ~17 minutes on 2 cores).
 # What changed since windows 32 and 34: the sm90a tile epilogues' staging stride BN + 8 instead of BN + 4 (no bank
 # conflicts on the accumulators' float2 stores; every sm90a variant, default path); the multicast pairs and the
-# 7-stage ring are out again; one_block's consumers in cuBLASLt's order (FP8ORT_GEMM_LOOP=paced, opt-in).
+# 7-stage ring are out again; one_block's consumers in cuBLASLt's order (FP8ORT_GEMM_PACED=on, opt-in).
 #  1. every GEMM and convolution kernel test (the staging is every sm90a variant's), then the GEMM tests of the
 #     one-block kernel with the paced loop;
 #  2. Nsight Compute of one_block at 4096^3: duration and the shared-store conflicts (window 32: 172.8 us, 524,288),
@@ -27,15 +27,15 @@ left 60 && { timeout 60 ncu -k regex:"gemm_sm90_kernel" --launch-count 2 --secti
 left 45 && { timeout 45 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so --sizes 4096,8192 \
     --variants auto,fast,blaslt --json $O/gemm_fp8.json > $O/gemm_fp8.log 2>&1
   echo "gemm bench rc=$? $(( $(date +%s) - t )) s"; gemm_rows $O/gemm_fp8.json; pack; }
-FP8ORT_GEMM_LOOP=paced timeout 90 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm.py \
+FP8ORT_GEMM_PACED=on timeout 90 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_gemm.py \
   -k "auto or sm90a_1block or split_k" > $O/tests_paced.log 2>&1
 echo "paced GEMM tests rc=$? $(( $(date +%s) - t )) s: $(tail -n 1 $O/tests_paced.log)"
 grep -E "^FAILED|^ERROR|Error" $O/tests_paced.log | head -5; pack
-left 45 && { FP8ORT_GEMM_LOOP=paced timeout 45 ncu -k regex:"gemm_sm90_kernel" --launch-count 2 --section SpeedOfLight \
+left 45 && { FP8ORT_GEMM_PACED=on timeout 45 ncu -k regex:"gemm_sm90_kernel" --launch-count 2 --section SpeedOfLight \
     python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so --sizes 4096 --iters 1 --warmup 0 --variants auto \
     > $O/ncu_gemm_paced.txt 2>&1; echo "ncu paced rc=$? $(( $(date +%s) - t )) s"; grep -E "Duration|SM Busy" $O/ncu_gemm_paced.txt
   pack; }
-left 45 && { FP8ORT_GEMM_LOOP=paced timeout 45 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so \
+left 45 && { FP8ORT_GEMM_PACED=on timeout 45 python3 bench/gemm_fp8.py --lib build-gpu/libfp8ort_kernels.so \
     --sizes 4096,8192 --variants auto --json $O/gemm_fp8_paced.json > $O/gemm_fp8_paced.log 2>&1
   echo "gemm bench paced rc=$? $(( $(date +%s) - t )) s"; gemm_rows $O/gemm_fp8_paced.json; pack; }
 fi
@@ -43,6 +43,6 @@ if [ "${PART:-1}" = 2 ]; then
 AB_TIMEOUT=75 ab resnet50 "32 256"
 AB_TIMEOUT=75 ab efficientnet_b0 "32 256"
 ab bert 32 FP8ORT_GEMM_BACKEND=ours
-ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_LOOP=paced
+ab bert 32 FP8ORT_GEMM_BACKEND=ours FP8ORT_GEMM_PACED=on
 fi
 echo "end $(( $(date +%s) - t )) s"; pack

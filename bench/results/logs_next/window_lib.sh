@@ -7,7 +7,7 @@ O=$OUT/w; mkdir -p "$O"
 OUT=$O STEPS=unpack bash tools/h200_plugin_ep.sh | head -2
 export FP8ORT_LIBRARY=$PWD/build-gpu/libfp8ort.so FP8ORT_KERNELS_LIB=$PWD/build-gpu/libfp8ort_kernels.so PYTHONPATH=$PWD
 unset FP8ORT_ATTENTION_SPLIT FP8ORT_ATTENTION FP8ORT_ATTENTION_F16 FP8ORT_GEMM_PERSISTENT FP8ORT_GEMM_BACKEND
-unset FP8ORT_GEMM_KERNEL FP8ORT_GEMM_MULTICAST FP8ORT_GEMM_STAGES
+unset FP8ORT_GEMM_KERNEL FP8ORT_GEMM_PACED
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$O/env.txt"; cat "$O/env.txt"
 t=$(date +%s); limit=${LIMIT:-300}
 pack() { (cd "$O" && tar -czf "$OUT/$W.tgz" .); }
